@@ -1,0 +1,184 @@
+//! The analyzer as a pure function: a bundle folder's files → the typed
+//! `Bundle` and every diagnostic, in a deterministic order. File access goes
+//! through [`FileSystem`] so the language server can feed unsaved buffers.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::{self, Bundle, SourceFile};
+use crate::rules::Rule;
+use crate::schema::{validate_file, FILE_KINDS};
+use crate::syntax::{self, LineIndex, TextRange};
+
+/// Where the analyzer reads files from.
+pub trait FileSystem {
+    /// The file's bytes; `ErrorKind::NotFound` when it does not exist.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Entries of a folder: (path, is_dir). Symlinked folders are not followed.
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>>;
+    fn is_file(&self, path: &Path) -> bool;
+}
+
+/// The real file system.
+pub struct RealFs;
+
+impl FileSystem for RealFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let meta = std::fs::metadata(path)?;
+        if !meta.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        if meta.len() > (syntax::yaml::MAX_FILE_BYTES as u64) * 4 {
+            // Do not load huge files just to refuse them: keep the size only.
+            return Err(io::Error::new(io::ErrorKind::FileTooLarge, format!("{} bytes", meta.len())));
+        }
+        std::fs::read(path)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            entries.push((entry.path(), is_dir));
+        }
+        entries.sort();
+        Ok(entries)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        path.is_file()
+    }
+}
+
+/// The result of analysing one bundle.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub bundle: Bundle,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Analyses the bundle in `dir` (a folder holding orchestrator.yaml).
+pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
+    let mut bundle = Bundle {
+        folder_name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        dir: dir.to_path_buf(),
+        ..Bundle::default()
+    };
+    let mut diagnostics = Vec::new();
+    for &kind in FILE_KINDS {
+        let path = dir.join(kind.path());
+        let bytes = match fs.read(&path) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => Err(e),
+        };
+        let id = FileId(bundle.files.len() as u32);
+        let (text, readable) = match bytes {
+            Ok(bytes) => decode(bytes, id, &mut diagnostics),
+            Err(e) => {
+                let rule = if e.kind() == io::ErrorKind::FileTooLarge {
+                    Rule::FileTooLarge
+                } else {
+                    Rule::InvalidEncoding
+                };
+                diagnostics.push(Diagnostic::new(
+                    rule,
+                    id,
+                    TextRange::empty(0),
+                    format!("{} could not be read ({e}); mzk analysed the other files", kind.path()),
+                ));
+                (String::new(), false)
+            }
+        };
+        bundle.files.push(SourceFile {
+            id,
+            relative: kind.path().to_string(),
+            kind: Some(kind),
+            line_index: LineIndex::new(&text),
+            text,
+        });
+        if !readable {
+            continue;
+        }
+        let text = &bundle.files[id.0 as usize].text;
+        let document = syntax::parse(text, id, &mut diagnostics);
+        if document.failed {
+            continue;
+        }
+        if let Some(root) = validate_file(kind, document.root.as_ref(), id, &mut diagnostics) {
+            model::lower(&mut bundle, kind, id, &root);
+        }
+    }
+    crate::checks::run(&bundle, &mut diagnostics);
+    diagnostics.sort_by(|a, b| {
+        (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(b.file, b.range.start, b.range.end, b.rule, &b.message))
+    });
+    diagnostics.dedup();
+    Analysis { bundle, diagnostics }
+}
+
+/// Bytes → text. Invalid UTF-8 is reported and the file is not parsed; the
+/// text keeps the valid prefix so the diagnostic's range is exact.
+fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, bool) {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        out.push(Diagnostic::new(
+            Rule::InvalidEncoding,
+            file,
+            TextRange::empty(0),
+            "this file is UTF-16; mozaiks reads UTF-8 only: re-save it as UTF-8",
+        ));
+        return (String::new(), false);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, true),
+        Err(err) => {
+            let valid = err.utf8_error().valid_up_to();
+            let bytes = err.into_bytes();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let line_start = text[..valid].rfind('\n').map_or(0, |i| i + 1);
+            out.push(Diagnostic::new(
+                Rule::InvalidEncoding,
+                file,
+                TextRange::new(line_start as u32, valid as u32),
+                format!(
+                    "invalid UTF-8: byte 0x{:02x} at offset {valid} cannot be decoded; mozaiks reads UTF-8 only, so re-save the file as UTF-8",
+                    bytes[valid]
+                ),
+            ));
+            (text, false)
+        }
+    }
+}
+
+/// Folders searched for bundles skip these names.
+const SKIPPED_DIRS: &[&str] = &["node_modules", "target", "__pycache__", "venv", ".venv"];
+
+/// Finds bundle folders: `path` itself when it holds orchestrator.yaml, else
+/// every folder below it that does (sorted, symlinks not followed).
+pub fn discover_bundles(fs: &dyn FileSystem, path: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    walk(fs, path, 0, &mut found);
+    found
+}
+
+fn walk(fs: &dyn FileSystem, dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+    if fs.is_file(&dir.join("orchestrator.yaml")) {
+        found.push(dir.to_path_buf());
+        return;
+    }
+    if depth >= 12 {
+        return;
+    }
+    let Ok(entries) = fs.read_dir(dir) else { return };
+    for (child, is_dir) in entries {
+        let name = child.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if is_dir && !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) {
+            walk(fs, &child, depth + 1, found);
+        }
+    }
+}

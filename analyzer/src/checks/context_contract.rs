@@ -1,0 +1,121 @@
+//! The reference's cross-file context contract (bundle-format §8.4): the
+//! workflow name matches its folder, failure_message_key names a string
+//! variable, and every variable a rule, agent view or task batch uses is declared.
+
+use crate::diagnostics::{suggestion, Diagnostic};
+use crate::model::{Bundle, ConditionType, Name};
+use crate::rules::Rule;
+
+pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    workflow_name(bundle, out);
+    failure_message_key(bundle, out);
+    declared_references(bundle, out);
+}
+
+fn workflow_name(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let Some(name) = bundle.orchestrator.as_ref().and_then(|o| o.workflow_name.as_ref()) else {
+        return;
+    };
+    if !name.text.eq_ignore_ascii_case(&bundle.folder_name) && name.text.to_lowercase() != bundle.folder_name.to_lowercase() {
+        out.push(Diagnostic::new(
+            Rule::WorkflowNameMismatch,
+            name.file,
+            name.range,
+            format!(
+                "workflow_name `{}` does not match the bundle folder `{}`; mozaiks finds a workflow by its folder, so rename one to match the other",
+                name.text, bundle.folder_name
+            ),
+        ));
+    }
+}
+
+fn failure_message_key(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let Some(key) = bundle.orchestrator.as_ref().and_then(|o| o.failure_message_key.as_ref()) else {
+        return;
+    };
+    match bundle.variable(&key.text) {
+        None => out.push(Diagnostic::new(
+            Rule::FailureMessageKey,
+            key.file,
+            key.range,
+            format!(
+                "failure_message_key `{}` is not declared in context_variables.yaml{}; declare it with `type: string`",
+                key.text,
+                suggestion(&key.text, bundle.variables.iter().map(|v| v.name.as_str()))
+            ),
+        )),
+        Some(var) => {
+            let ty = var.declared_type.as_ref().map(|t| t.text.as_str());
+            if ty != Some("string") {
+                let mut d = Diagnostic::new(
+                    Rule::FailureMessageKey,
+                    key.file,
+                    key.range,
+                    format!(
+                        "failure_message_key `{}` must name a variable declared with `type: string` exactly (found {}); set its type to `string`",
+                        key.text,
+                        ty.map_or("no type".to_string(), |t| format!("`type: {t}`"))
+                    ),
+                );
+                let at = var.declared_type.as_ref().unwrap_or(&var.name);
+                d = d.with_related(at.file, at.range, "declared here");
+                out.push(d);
+            }
+        }
+    }
+}
+
+fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic>) {
+    if bundle.variable(&name.text).is_some() {
+        return;
+    }
+    out.push(Diagnostic::new(
+        Rule::UndeclaredVariable,
+        name.file,
+        name.range,
+        format!(
+            "{what} `{}`, which context_variables.yaml does not declare{}; declare it under `definitions` or fix the name",
+            name.text,
+            suggestion(&name.text, bundle.variables.iter().map(|v| v.name.as_str()))
+        ),
+    ));
+}
+
+fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    for view in &bundle.agent_views {
+        for variable in &view.variables {
+            undeclared(bundle, variable, &format!("the view of agent `{}` lists", view.agent.text), out);
+        }
+    }
+    for rule in &bundle.rules {
+        let what = format!("rule `{} -> {}` reads", rule.source.text, rule.target.text);
+        match rule.condition_type {
+            Some(ConditionType::ContextEquals) => {
+                if let Some(key) = &rule.condition_key {
+                    undeclared(bundle, key, &what, out);
+                }
+            }
+            Some(ConditionType::ContextExpression) => {
+                for reference in &rule.expression_refs {
+                    undeclared(bundle, reference, &what, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    for batch in &bundle.task_batches {
+        let writes = format!("task batch `{}` writes", batch.id.text);
+        let reads = format!("task batch `{}` reads", batch.id.text);
+        for key in [&batch.result_context_key, &batch.result_status_key].into_iter().flatten() {
+            undeclared(bundle, key, &writes, out);
+        }
+        if let Some(recovery) = &batch.recovery {
+            for key in [&recovery.outcome_key, &recovery.status_key].into_iter().flatten() {
+                undeclared(bundle, key, &writes, out);
+            }
+            for key in recovery.request_key.iter().chain(&recovery.input_keys) {
+                undeclared(bundle, key, &reads, out);
+            }
+        }
+    }
+}

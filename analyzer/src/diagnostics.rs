@@ -1,0 +1,117 @@
+//! The diagnostic as every layer produces it: a rule, a file, a byte range, a
+//! message that says what is wrong and how to fix it, and related locations.
+
+use crate::rules::Rule;
+use crate::syntax::TextRange;
+
+/// Index of a file in the analysed bundle's file list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(pub u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// A second location that explains a diagnostic (the other end of a reference,
+/// the first occurrence of a duplicate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub file: FileId,
+    pub range: TextRange,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub rule: Rule,
+    pub severity: Severity,
+    pub file: FileId,
+    pub range: TextRange,
+    pub message: String,
+    pub related: Vec<Related>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: Rule, file: FileId, range: TextRange, message: impl Into<String>) -> Self {
+        Diagnostic {
+            rule,
+            severity: rule.info().severity,
+            file,
+            range,
+            message: message.into(),
+            related: Vec::new(),
+        }
+    }
+
+    pub fn with_related(mut self, file: FileId, range: TextRange, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            file,
+            range,
+            message: message.into(),
+        });
+        self
+    }
+}
+
+/// Collects diagnostics for one file.
+#[derive(Debug)]
+pub struct Sink<'a> {
+    pub file: FileId,
+    pub out: &'a mut Vec<Diagnostic>,
+}
+
+impl Sink<'_> {
+    pub fn report(&mut self, rule: Rule, range: TextRange, message: impl Into<String>) {
+        self.out.push(Diagnostic::new(rule, self.file, range, message));
+    }
+
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.out.push(diagnostic);
+    }
+}
+
+/// "did you mean" for a misspelt name: the closest candidate by Jaro-Winkler
+/// similarity, if it is close enough to be a plausible typo.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (c, strsim::jaro_winkler(&lower, &c.to_ascii_lowercase())))
+        .filter(|(_, score)| *score >= 0.85)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+}
+
+/// Formats the suffix " (did you mean `x`?)" or nothing.
+pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    match did_you_mean(word, candidates) {
+        Some(best) if best != word => format!(" (did you mean `{best}`?)"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        let keys = ["condition_key", "condition_value", "tool_name"];
+        assert_eq!(did_you_mean("conditon_key", keys), Some("condition_key"));
+        assert_eq!(did_you_mean("banana", keys), None);
+        assert_eq!(suggestion("autotoolcall", ["auto_tool_call"]), " (did you mean `auto_tool_call`?)");
+    }
+}

@@ -1,0 +1,335 @@
+//! Validated file objects → the typed `Bundle`.
+
+use super::*;
+use crate::schema::{Item, Norm, Obj};
+
+struct Lower<'a> {
+    file: FileId,
+    text: &'a str,
+}
+
+impl Lower<'_> {
+    fn name(&self, item: &Item) -> Option<Name> {
+        item.as_str().map(|s| Name {
+            text: s.to_string(),
+            file: self.file,
+            range: item.range,
+        })
+    }
+
+    fn field(&self, obj: &Obj, key: &str) -> Option<Name> {
+        obj.get(key).and_then(|i| self.name(i))
+    }
+
+    fn names(&self, items: &[Item]) -> Vec<Name> {
+        items.iter().filter_map(|i| self.name(i)).collect()
+    }
+
+    fn key_name(&self, key: &Item) -> Option<Name> {
+        self.name(key)
+    }
+
+    fn objs<'o>(&self, obj: &'o Obj, key: &str) -> impl Iterator<Item = &'o Obj> {
+        obj.list(key).iter().filter_map(Item::as_obj)
+    }
+
+    fn any(&self, obj: &Obj, key: &str) -> Option<Node> {
+        match obj.get(key).map(|i| &i.value) {
+            Some(Norm::Any(node)) => Some(node.clone()),
+            _ => None,
+        }
+    }
+
+    /// `${name}` references in the raw source text of a context_expression value.
+    fn expression_refs(&self, item: &Item) -> Vec<Name> {
+        let start = item.range.start as usize;
+        let end = (item.range.end as usize).min(self.text.len());
+        let Some(raw) = self.text.get(start..end) else {
+            return Vec::new();
+        };
+        let mut refs = Vec::new();
+        let mut from = 0;
+        while let Some(open) = raw[from..].find("${") {
+            let open = from + open;
+            let Some(close) = raw[open + 2..].find('}') else {
+                break;
+            };
+            let inner_start = open + 2;
+            let inner_end = inner_start + close;
+            let inner = &raw[inner_start..inner_end];
+            let trimmed = inner.trim();
+            if !trimmed.is_empty() {
+                let lead = inner.len() - inner.trim_start().len();
+                let s = (start + inner_start + lead) as u32;
+                refs.push(Name {
+                    text: trimmed.to_string(),
+                    file: self.file,
+                    range: TextRange::new(s, s + trimmed.len() as u32),
+                });
+            }
+            from = inner_end + 1;
+        }
+        refs
+    }
+}
+
+/// Adds one validated file to the bundle.
+pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
+    let text = bundle.files[file.0 as usize].text.clone();
+    let l = Lower { file, text: &text };
+    match kind {
+        FileKind::Orchestrator => {
+            bundle.orchestrator = Some(Orchestrator {
+                file,
+                workflow_name: l.field(root, "workflow_name"),
+                startup_mode: l.field(root, "workflow_startup_mode"),
+                max_turns: root.int("max_turns").unwrap_or(50),
+                initial_agent: l.field(root, "initial_agent"),
+                initial_message: l.field(root, "initial_message"),
+                failure_message_key: l.field(root, "failure_message_key"),
+            });
+        }
+        FileKind::Agents => {
+            for agent in l.objs(root, "agents") {
+                let Some(name) = l.field(agent, "name") else { continue };
+                let sections = |key: &str| {
+                    l.objs(agent, key)
+                        .filter_map(|s| {
+                            Some(PromptSection {
+                                id: l.field(s, "id"),
+                                heading: l.field(s, "heading")?,
+                                content: l.field(s, "content")?,
+                            })
+                        })
+                        .collect()
+                };
+                bundle.agents.push(Agent {
+                    name,
+                    structured_outputs_required: agent.get("structured_outputs_required").and(agent.bool("structured_outputs_required")),
+                    system_message: l.field(agent, "system_message"),
+                    prompt_sections: sections("prompt_sections"),
+                    prompt_sections_custom: sections("prompt_sections_custom"),
+                    range: agent.range,
+                });
+            }
+        }
+        FileKind::TransitionGraph => {
+            for (index, item) in root.list("transition_rules").iter().enumerate() {
+                let Some(rule) = item.as_obj() else { continue };
+                let (Some(source), Some(target)) = (l.field(rule, "source_agent"), l.field(rule, "target_agent")) else {
+                    continue;
+                };
+                let transition_type = match rule.str("transition_type") {
+                    Some("after_turn") => TransitionType::AfterTurn,
+                    Some("condition") => TransitionType::Condition,
+                    _ => continue,
+                };
+                let condition_type = match rule.str("condition_type") {
+                    Some("context_equals") => Some(ConditionType::ContextEquals),
+                    Some("context_expression") => Some(ConditionType::ContextExpression),
+                    Some("tool_called") => Some(ConditionType::ToolCalled),
+                    _ => None,
+                };
+                let expression = rule.get("context_expression");
+                bundle.rules.push(TransitionRule {
+                    file,
+                    index,
+                    range: item.range,
+                    source,
+                    target,
+                    transition_type,
+                    condition_type,
+                    condition_key: l.field(rule, "condition_key"),
+                    condition_value: match rule.get("condition_value").map(|i| &i.value) {
+                        Some(Norm::Any(node)) => Some(node.clone()),
+                        _ => None,
+                    },
+                    context_expression: expression.and_then(|i| l.name(i)),
+                    expression_refs: expression.map(|i| l.expression_refs(i)).unwrap_or_default(),
+                    tool_name: l.field(rule, "tool_name"),
+                    transition_target: l.field(rule, "transition_target"),
+                    termination_reason: l.field(rule, "termination_reason"),
+                });
+            }
+        }
+        FileKind::ContextVariables => {
+            for (key, value) in root.map("definitions") {
+                let (Some(name), Some(def)) = (l.key_name(key), value.as_obj()) else { continue };
+                let source = def.obj("source");
+                bundle.variables.push(Variable {
+                    name,
+                    declared_type: l.field(def, "type"),
+                    authority_class: l.field(def, "authority_class"),
+                    writer_ids: def.get("writer_ids").map(|i| l.names(i.as_list())),
+                    persisted: def.get("persisted").and_then(|i| match i.value {
+                        Norm::Bool(b) => Some(b),
+                        _ => None,
+                    }),
+                    source_type: source.and_then(|s| l.field(s, "type")),
+                    default: source.and_then(|s| l.any(s, "default")),
+                    triggers: source
+                        .map(|s| {
+                            l.objs(s, "triggers")
+                                .filter_map(|t| {
+                                    Some(ContextTrigger {
+                                        trigger_type: l.field(t, "type")?,
+                                        agent: l.field(t, "agent"),
+                                        tool: l.field(t, "tool"),
+                                        range: t.range,
+                                    })
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    range: def.range,
+                });
+            }
+            for (key, value) in root.map("agents") {
+                let (Some(agent), Some(view)) = (l.key_name(key), value.as_obj()) else { continue };
+                bundle.agent_views.push(AgentView {
+                    agent,
+                    variables: l.names(view.list("variables")),
+                });
+            }
+        }
+        FileKind::StructuredOutputs => {
+            for (key, value) in root.map("registry") {
+                let Some(agent) = l.key_name(key) else { continue };
+                bundle.registry.push(RegistryEntry {
+                    agent,
+                    model: l.name(value),
+                });
+            }
+            for (key, value) in root.map("models") {
+                let (Some(name), Some(def)) = (l.key_name(key), value.as_obj()) else { continue };
+                let kind = match def.str("type") {
+                    Some("literal") => ModelKind::Literal,
+                    Some("union") => ModelKind::Union,
+                    _ => ModelKind::Model,
+                };
+                let fields = def
+                    .map("fields")
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        let f = v.as_obj()?;
+                        Some(ModelField {
+                            name: l.key_name(k)?,
+                            field_type: l.field(f, "type"),
+                            items: l.field(f, "items"),
+                            variants: l.names(f.list("variants")),
+                            has_default: f.get("default").is_some(),
+                        })
+                    })
+                    .collect();
+                bundle.models.push(ModelDef { name, kind, fields });
+            }
+        }
+        FileKind::Middleware => {
+            for entry in l.objs(root, "prompt_middleware") {
+                bundle.middleware.push(Middleware {
+                    agent: l.field(entry, "agent"),
+                    filename: l.field(entry, "filename"),
+                    function: l.field(entry, "function"),
+                    range: entry.range,
+                });
+            }
+        }
+        FileKind::A2a => {
+            for entry in l.objs(root, "agents") {
+                let Some(name) = l.field(entry, "name") else { continue };
+                bundle.a2a_agents.push(A2aAgent {
+                    name,
+                    url: l.field(entry, "url"),
+                    enabled: entry.bool("enabled").unwrap_or(true),
+                });
+            }
+        }
+        FileKind::Tools => {
+            for tool in l.objs(root, "tools") {
+                let agent_item = tool.get("agent");
+                let (agents, agent_is_list) = match agent_item.map(|i| &i.value) {
+                    Some(Norm::List(items)) => (l.names(items), true),
+                    Some(_) => (agent_item.and_then(|i| l.name(i)).into_iter().collect(), false),
+                    None => (Vec::new(), false),
+                };
+                bundle.tools.push(Tool {
+                    file,
+                    range: tool.range,
+                    agents,
+                    agent_is_list,
+                    python_file: l.field(tool, "file"),
+                    function: l.field(tool, "function"),
+                    tool_type: l.field(tool, "tool_type"),
+                    auto_tool_call: tool.bool("auto_tool_call").unwrap_or(false),
+                    bind_to_agent: tool.bool("bind_to_agent").unwrap_or(true),
+                    outcome: tool.obj("outcome").map(|o| Outcome {
+                        range: o.range,
+                        context_key: l.field(o, "context_key"),
+                        attempts_key: l.field(o, "attempts_key"),
+                        values: l.names(o.list("values")),
+                        error_value: l.field(o, "error_value"),
+                    }),
+                });
+            }
+            for tool in l.objs(root, "lifecycle_tools") {
+                bundle.lifecycle_tools.push(LifecycleTool {
+                    trigger: l.field(tool, "trigger"),
+                    agent: l.field(tool, "agent"),
+                    python_file: l.field(tool, "file"),
+                    function: l.field(tool, "function"),
+                    range: tool.range,
+                });
+            }
+        }
+        FileKind::UiConfig => {
+            bundle.visual_agents = Some(match root.get("visual_agents").map(|i| &i.value) {
+                Some(Norm::List(items)) => Some(l.names(items)),
+                _ => None,
+            });
+        }
+        FileKind::TaskBatches => {
+            bundle.has_task_batches_file = true;
+            for batch in l.objs(root, "batches") {
+                let Some(id) = l.field(batch, "id") else { continue };
+                let result = batch.obj("result");
+                let recovery = batch.obj("recovery").map(|r| Recovery {
+                    trigger_agent: l.field(r, "trigger_agent"),
+                    request_key: l.field(r, "request_key"),
+                    outcome_key: l.field(r, "outcome_key"),
+                    status_key: l.field(r, "status_key"),
+                    input_keys: l.names(r.list("input_keys")),
+                });
+                bundle.task_batches.push(TaskBatch {
+                    file,
+                    from_conveyor: false,
+                    id,
+                    trigger_agent: l.field(batch, "trigger_agent"),
+                    source_kind: batch.obj("source").and_then(|s| l.field(s, "kind")),
+                    result_context_key: result.and_then(|r| l.field(r, "context_key")),
+                    result_status_key: result.and_then(|r| l.field(r, "status_key")),
+                    recovery,
+                    allowed_execution_agents: l.names(batch.list("allowed_execution_agents")),
+                });
+            }
+            for conveyor in l.objs(root, "conveyors") {
+                let Some(id) = l.field(conveyor, "id") else { continue };
+                let derived = |suffix: &str| Name {
+                    text: format!("{}_{suffix}", id.text),
+                    file,
+                    range: id.range,
+                };
+                bundle.task_batches.push(TaskBatch {
+                    file,
+                    from_conveyor: true,
+                    trigger_agent: l.field(conveyor, "decomposition_agent"),
+                    source_kind: None,
+                    result_context_key: Some(derived("results")),
+                    result_status_key: Some(derived("status")),
+                    recovery: None,
+                    allowed_execution_agents: l.names(conveyor.list("execution_agents")),
+                    id,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The lowered, typed bundle: agents, rules, variables, tools, models, batches.
+//! Every name and value keeps its file and byte range. Built from validated
+//! (possibly partial) files: what is valid is kept, what is not was reported.
+
+mod lower;
+
+pub use lower::lower;
+
+use std::path::PathBuf;
+
+use crate::diagnostics::FileId;
+use crate::schema::FileKind;
+use crate::syntax::{LineIndex, Node, TextRange};
+
+/// One file of the bundle as read.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub id: FileId,
+    /// Path relative to the bundle folder, with `/` separators.
+    pub relative: String,
+    pub kind: Option<FileKind>,
+    pub text: String,
+    pub line_index: LineIndex,
+}
+
+/// A name or text value with where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub file: FileId,
+    pub range: TextRange,
+}
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Bundle {
+    /// The bundle folder's name (what workflow_name must match).
+    pub folder_name: String,
+    pub dir: PathBuf,
+    pub files: Vec<SourceFile>,
+    pub orchestrator: Option<Orchestrator>,
+    pub agents: Vec<Agent>,
+    pub rules: Vec<TransitionRule>,
+    pub variables: Vec<Variable>,
+    pub agent_views: Vec<AgentView>,
+    pub tools: Vec<Tool>,
+    pub lifecycle_tools: Vec<LifecycleTool>,
+    pub registry: Vec<RegistryEntry>,
+    pub models: Vec<ModelDef>,
+    pub middleware: Vec<Middleware>,
+    /// `Some` when ui_config.yaml exists: the list, or `None` inside for null.
+    pub visual_agents: Option<Option<Vec<Name>>>,
+    pub a2a_agents: Vec<A2aAgent>,
+    /// Explicit batches and conveyors, conveyors expanded as the reference does.
+    pub task_batches: Vec<TaskBatch>,
+    /// True when extended_orchestration/task_batches.yaml exists.
+    pub has_task_batches_file: bool,
+}
+
+impl Bundle {
+    pub fn file(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    pub fn file_of_kind(&self, kind: FileKind) -> Option<&SourceFile> {
+        self.files.iter().find(|f| f.kind == Some(kind))
+    }
+
+    pub fn variable(&self, name: &str) -> Option<&Variable> {
+        self.variables.iter().find(|v| v.name.text == name)
+    }
+
+    pub fn agent(&self, name: &str) -> Option<&Agent> {
+        self.agents.iter().find(|a| a.name.text == name)
+    }
+
+    /// The model an agent's registry entry names (`None` for no entry or null).
+    pub fn registry_model(&self, agent: &str) -> Option<&Name> {
+        self.registry
+            .iter()
+            .rev()
+            .find(|r| r.agent.text == agent)
+            .and_then(|r| r.model.as_ref())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Orchestrator {
+    pub file: FileId,
+    pub workflow_name: Option<Name>,
+    pub startup_mode: Option<Name>,
+    pub max_turns: i128,
+    pub initial_agent: Option<Name>,
+    pub initial_message: Option<Name>,
+    pub failure_message_key: Option<Name>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub name: Name,
+    pub structured_outputs_required: Option<bool>,
+    pub system_message: Option<Name>,
+    pub prompt_sections: Vec<PromptSection>,
+    pub prompt_sections_custom: Vec<PromptSection>,
+    /// The whole entry.
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone)]
+pub struct PromptSection {
+    pub id: Option<Name>,
+    pub heading: Name,
+    pub content: Name,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransitionType {
+    AfterTurn,
+    Condition,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConditionType {
+    ContextEquals,
+    ContextExpression,
+    ToolCalled,
+}
+
+#[derive(Debug, Clone)]
+pub struct TransitionRule {
+    pub file: FileId,
+    /// Position in transition_rules.
+    pub index: usize,
+    pub range: TextRange,
+    pub source: Name,
+    pub target: Name,
+    pub transition_type: TransitionType,
+    pub condition_type: Option<ConditionType>,
+    pub condition_key: Option<Name>,
+    /// The YAML value as written (`None` when the key is absent).
+    pub condition_value: Option<Node>,
+    pub context_expression: Option<Name>,
+    /// `${var}` references inside context_expression, with their exact ranges.
+    pub expression_refs: Vec<Name>,
+    pub tool_name: Option<Name>,
+    pub transition_target: Option<Name>,
+    pub termination_reason: Option<Name>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Variable {
+    pub name: Name,
+    pub declared_type: Option<Name>,
+    pub authority_class: Option<Name>,
+    pub writer_ids: Option<Vec<Name>>,
+    pub persisted: Option<bool>,
+    pub source_type: Option<Name>,
+    pub default: Option<Node>,
+    pub triggers: Vec<ContextTrigger>,
+    /// The definition's mapping.
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone)]
+pub struct ContextTrigger {
+    pub trigger_type: Name,
+    pub agent: Option<Name>,
+    pub tool: Option<Name>,
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentView {
+    pub agent: Name,
+    pub variables: Vec<Name>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub file: FileId,
+    pub range: TextRange,
+    /// One or more owning agents.
+    pub agents: Vec<Name>,
+    /// True when `agent` was written as a list.
+    pub agent_is_list: bool,
+    pub python_file: Option<Name>,
+    pub function: Option<Name>,
+    pub tool_type: Option<Name>,
+    pub auto_tool_call: bool,
+    pub bind_to_agent: bool,
+    pub outcome: Option<Outcome>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub range: TextRange,
+    pub context_key: Option<Name>,
+    pub attempts_key: Option<Name>,
+    pub values: Vec<Name>,
+    pub error_value: Option<Name>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LifecycleTool {
+    pub trigger: Option<Name>,
+    pub agent: Option<Name>,
+    pub python_file: Option<Name>,
+    pub function: Option<Name>,
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone)]
+pub struct RegistryEntry {
+    pub agent: Name,
+    pub model: Option<Name>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    Model,
+    Literal,
+    Union,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelDef {
+    pub name: Name,
+    pub kind: ModelKind,
+    pub fields: Vec<ModelField>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelField {
+    pub name: Name,
+    pub field_type: Option<Name>,
+    pub items: Option<Name>,
+    pub variants: Vec<Name>,
+    pub has_default: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Middleware {
+    pub agent: Option<Name>,
+    pub filename: Option<Name>,
+    pub function: Option<Name>,
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone)]
+pub struct A2aAgent {
+    pub name: Name,
+    pub url: Option<Name>,
+    pub enabled: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskBatch {
+    pub file: FileId,
+    /// True when this batch is an expanded conveyor.
+    pub from_conveyor: bool,
+    pub id: Name,
+    pub trigger_agent: Option<Name>,
+    pub source_kind: Option<Name>,
+    /// Result keys; for conveyors derived as `<id>_results` / `<id>_status`,
+    /// with the id's range.
+    pub result_context_key: Option<Name>,
+    pub result_status_key: Option<Name>,
+    pub recovery: Option<Recovery>,
+    pub allowed_execution_agents: Vec<Name>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Recovery {
+    pub trigger_agent: Option<Name>,
+    pub request_key: Option<Name>,
+    pub outcome_key: Option<Name>,
+    pub status_key: Option<Name>,
+    pub input_keys: Vec<Name>,
+}

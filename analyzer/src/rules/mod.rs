@@ -1,0 +1,128 @@
+//! The rule registry: every diagnostic mzk can emit, with a stable code, a
+//! kebab-case name, a default severity and a documentation page
+//! (`docs/rules/<CODE>.md`, printed by `mzk explain`).
+//!
+//! Codes are stable: a retired rule keeps its number forever.
+
+use crate::diagnostics::Severity;
+
+/// Metadata of one rule.
+#[derive(Debug)]
+pub struct RuleInfo {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// One line: what the rule checks.
+    pub summary: &'static str,
+    /// The full documentation page (Markdown).
+    pub doc: &'static str,
+}
+
+macro_rules! rules {
+    ($( $variant:ident => ($code:literal, $name:literal, $severity:ident, $summary:literal) ),* $(,)?) => {
+        /// Every rule mzk knows.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Rule { $( $variant ),* }
+
+        impl Rule {
+            pub const ALL: &'static [Rule] = &[ $( Rule::$variant ),* ];
+
+            pub fn info(self) -> &'static RuleInfo {
+                match self {
+                    $( Rule::$variant => {
+                        static INFO: RuleInfo = RuleInfo {
+                            code: $code,
+                            name: $name,
+                            severity: Severity::$severity,
+                            summary: $summary,
+                            doc: include_str!(concat!("../../../docs/rules/", $code, ".md")),
+                        };
+                        &INFO
+                    } )*
+                }
+            }
+        }
+    };
+}
+
+rules! {
+    // MZ0xx: YAML syntax, as PyYAML `safe_load` reads it.
+    YamlSyntax => ("MZ001", "yaml-syntax-error", Error, "The file is not valid YAML"),
+    DuplicateKey => ("MZ002", "duplicate-key", Warning, "A mapping repeats a key; the last value silently wins"),
+    AliasExpansion => ("MZ003", "alias-expansion-limit", Error, "Aliases expand past the safety limit, or an alias refers to itself"),
+    MultipleDocuments => ("MZ004", "multiple-documents", Error, "The file holds more than one YAML document"),
+    InvalidEncoding => ("MZ005", "invalid-encoding", Error, "The file is not UTF-8 or contains characters YAML forbids"),
+    TabCharacter => ("MZ006", "tab-character", Error, "A tab outside a quoted or block scalar"),
+    FileTooLarge => ("MZ007", "file-too-large", Error, "The file is larger than the analyzer reads"),
+    NestingTooDeep => ("MZ008", "nesting-too-deep", Error, "Collections are nested deeper than the analyzer reads"),
+    InvalidScalar => ("MZ009", "invalid-scalar", Error, "A scalar cannot be constructed (impossible date, malformed number, unsupported tag)"),
+    RootNotMapping => ("MZ010", "root-not-mapping", Error, "The document root is not a mapping"),
+
+    // MZ1xx: the contracts mozaiks 0.2.0 enforces when it loads a bundle.
+    UnknownKey => ("MZ101", "unknown-key", Error, "A key the file's contract does not define"),
+    MissingKey => ("MZ102", "missing-required-key", Error, "A required key is missing"),
+    WrongType => ("MZ103", "wrong-type", Error, "A value of the wrong type"),
+    InvalidEnumValue => ("MZ104", "invalid-enum-value", Error, "A value outside the allowed set"),
+    OutOfRange => ("MZ105", "value-out-of-range", Error, "A number outside its allowed range"),
+    EmptyValue => ("MZ106", "empty-value", Error, "A required text or list is empty or blank"),
+    InvalidName => ("MZ107", "invalid-name", Error, "A name that is reserved, blank or padded with whitespace"),
+    DuplicateName => ("MZ108", "duplicate-name", Error, "Two entries share a name that must be unique"),
+    TransitionRuleShape => ("MZ109", "transition-rule-shape", Error, "A transition rule's fields do not fit its transition_type/condition_type"),
+    ToolUiContract => ("MZ110", "tool-ui-contract", Error, "A tool's ui/ui_contract does not fit its tool_type, or its realization is wrong"),
+    ToolOutcomeSpec => ("MZ111", "tool-outcome-spec", Error, "A tool outcome block breaks its own contract"),
+    StructuredOutputShape => ("MZ112", "structured-output-shape", Error, "A structured-output field or definition misses what its type needs"),
+    MissingPrompt => ("MZ113", "missing-prompt", Error, "An agent has no prompt_sections, prompt_sections_custom or system_message"),
+    IncompleteTrigger => ("MZ114", "incomplete-trigger", Error, "A trigger misses the fields its type needs"),
+    LifecycleAgent => ("MZ115", "lifecycle-agent-not-allowed", Error, "A run-level lifecycle trigger names an agent"),
+    TaskBatchRecovery => ("MZ116", "task-batch-recovery", Error, "A task batch recovery block breaks its rules"),
+    LaxCoercion => ("MZ117", "lax-coercion", Warning, "A quoted number or boolean that mozaiks only accepts through lax coercion"),
+    StringifiedValue => ("MZ118", "stringified-value", Warning, "A text field given a non-string value that mozaiks silently converts with str()"),
+    RegistryModel => ("MZ119", "registry-model-reference", Error, "A structured_outputs registry entry does not name a `type: model` definition"),
+    WorkflowNameMismatch => ("MZ120", "workflow-name-mismatch", Error, "orchestrator workflow_name does not match the bundle folder"),
+    UndeclaredVariable => ("MZ121", "undeclared-context-variable", Error, "A context variable is used but not declared in context_variables.yaml"),
+    FailureMessageKey => ("MZ122", "failure-message-key", Error, "failure_message_key does not name a declared `type: string` variable"),
+    OutcomeContract => ("MZ123", "outcome-contract", Error, "A tool outcome's variables or routes break the cross-file outcome contract"),
+}
+
+impl Rule {
+    /// Finds a rule by code (`MZ101`, case-insensitive) or by name (`unknown-key`).
+    pub fn lookup(code_or_name: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| {
+            let info = r.info();
+            info.code.eq_ignore_ascii_case(code_or_name) || info.name == code_or_name
+        })
+    }
+
+    pub fn code(self) -> &'static str {
+        self.info().code
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_documented() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for rule in Rule::ALL {
+            let info = rule.info();
+            assert!(codes.insert(info.code), "duplicate code {}", info.code);
+            assert!(names.insert(info.name), "duplicate name {}", info.name);
+            assert!(info.doc.starts_with(&format!("# {} {}", info.code, info.name)), "{} doc title", info.code);
+            for section in ["## What it checks", "## Why", "## Example", "## Fix"] {
+                assert!(info.doc.contains(section), "{} doc lacks {section}", info.code);
+            }
+            assert!(info.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+        }
+    }
+
+    #[test]
+    fn lookup_by_code_or_name() {
+        assert_eq!(Rule::lookup("mz101"), Some(Rule::UnknownKey));
+        assert_eq!(Rule::lookup("unknown-key"), Some(Rule::UnknownKey));
+        assert_eq!(Rule::lookup("MZ999"), None);
+    }
+}

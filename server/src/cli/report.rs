@@ -1,0 +1,309 @@
+//! Diagnostic output formats of `mzk check`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+use mzk_analyzer::diagnostics::{Diagnostic, Severity};
+use mzk_analyzer::model::Bundle;
+use mzk_analyzer::rules::Rule;
+use mzk_analyzer::syntax::{ColumnUnit, LineIndex, TextRange};
+use serde_json::{json, Value};
+
+/// 1-based line and column (Unicode characters).
+#[derive(Debug, Clone, Copy)]
+pub struct Position {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A place in a file, ready for display.
+#[derive(Debug, Clone)]
+pub struct Place<'a> {
+    pub path: String,
+    pub text: &'a str,
+    pub range: TextRange,
+    pub start: Position,
+    pub end: Position,
+}
+
+impl<'a> Place<'a> {
+    fn new(bundle: &'a Bundle, file: mzk_analyzer::diagnostics::FileId, range: TextRange, cwd: &Path) -> Place<'a> {
+        let Some(f) = bundle.file(file) else {
+            // Every diagnostic names a bundle file; stay total regardless.
+            let origin = Position { line: 1, column: 1 };
+            return Place { path: super::check::display_path(&bundle.dir, cwd), text: "", range: TextRange::empty(0), start: origin, end: origin };
+        };
+        let index: &LineIndex = &f.line_index;
+        let at = |offset| {
+            let p = index.position(&f.text, offset, ColumnUnit::Char);
+            Position { line: p.line + 1, column: p.col + 1 }
+        };
+        Place {
+            start: at(range.start),
+            end: at(range.end),
+            path: super::check::display_path(&bundle.dir.join(&f.relative), cwd),
+            text: &f.text,
+            range,
+        }
+    }
+}
+
+/// A diagnostic with its places resolved.
+pub struct Located<'a> {
+    pub diagnostic: &'a Diagnostic,
+    pub place: Place<'a>,
+    pub related: Vec<(Place<'a>, &'a str)>,
+}
+
+impl<'a> Located<'a> {
+    pub fn new(bundle: &'a Bundle, diagnostic: &'a Diagnostic, cwd: &Path) -> Located<'a> {
+        Located {
+            diagnostic,
+            place: Place::new(bundle, diagnostic.file, diagnostic.range, cwd),
+            related: diagnostic
+                .related
+                .iter()
+                .map(|r| (Place::new(bundle, r.file, r.range, cwd), r.message.as_str()))
+                .collect(),
+        }
+    }
+
+    fn code(&self) -> &'static str {
+        self.diagnostic.rule.code()
+    }
+}
+
+pub struct Summary {
+    pub bundles: usize,
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+fn summary_line(summary: &Summary) -> String {
+    format!(
+        "{} error{}, {} warning{} in {} bundle{} ({} files)\n",
+        summary.errors,
+        if summary.errors == 1 { "" } else { "s" },
+        summary.warnings,
+        if summary.warnings == 1 { "" } else { "s" },
+        summary.bundles,
+        if summary.bundles == 1 { "" } else { "s" },
+        summary.files
+    )
+}
+
+pub fn concise(located: &[Located], summary: &Summary) -> String {
+    let mut out = String::new();
+    for l in located {
+        let _ = writeln!(
+            out,
+            "{}:{}:{}: {}[{}] {}",
+            l.place.path,
+            l.place.start.line,
+            l.place.start.column,
+            l.diagnostic.severity.as_str(),
+            l.code(),
+            l.diagnostic.message
+        );
+    }
+    out.push_str(&summary_line(summary));
+    out
+}
+
+pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
+    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    let mut out = String::new();
+    for l in located {
+        let level = match l.diagnostic.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+            Severity::Info => Level::INFO,
+        };
+        let span = |p: &Place| p.range.start as usize..p.range.end as usize;
+        let mut snippet = Snippet::source(l.place.text)
+            .path(l.place.path.as_str())
+            .fold(true)
+            .annotation(AnnotationKind::Primary.span(span(&l.place)));
+        let mut others = Vec::new();
+        for (place, message) in &l.related {
+            if place.path == l.place.path {
+                snippet = snippet.annotation(AnnotationKind::Context.span(span(place)).label(*message));
+            } else {
+                others.push(
+                    Snippet::source(place.text)
+                        .path(place.path.as_str())
+                        .fold(true)
+                        .annotation(AnnotationKind::Context.span(span(place)).label(*message)),
+                );
+            }
+        }
+        let mut group = level
+            .primary_title(l.diagnostic.message.as_str())
+            .id(l.code())
+            .element(snippet);
+        for other in others {
+            group = group.element(other);
+        }
+        let help = format!("`mzk explain {}` documents {}", l.code(), l.diagnostic.rule.info().name);
+        group = group.element(Level::HELP.message(help));
+        let _ = writeln!(out, "{}\n", renderer.render(&[group]));
+    }
+    out.push_str(&summary_line(summary));
+    out
+}
+
+fn range_json(p: &Place) -> Value {
+    json!({
+        "start": {"line": p.start.line, "column": p.start.column},
+        "end": {"line": p.end.line, "column": p.end.column},
+    })
+}
+
+pub fn json(located: &[Located], summary: &Summary) -> String {
+    let diagnostics: Vec<Value> = located
+        .iter()
+        .map(|l| {
+            json!({
+                "code": l.code(),
+                "name": l.diagnostic.rule.info().name,
+                "severity": l.diagnostic.severity.as_str(),
+                "path": l.place.path,
+                "range": range_json(&l.place),
+                "message": l.diagnostic.message,
+                "related": l.related.iter().map(|(p, m)| json!({
+                    "path": p.path,
+                    "range": range_json(p),
+                    "message": m,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let value = json!({
+        "version": 1,
+        "diagnostics": diagnostics,
+        "summary": {
+            "bundles": summary.bundles,
+            "files": summary.files,
+            "errors": summary.errors,
+            "warnings": summary.warnings,
+        },
+    });
+    format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
+}
+
+fn sarif_level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn sarif_location(p: &Place) -> Value {
+    json!({
+        "physicalLocation": {
+            "artifactLocation": {"uri": p.path},
+            "region": {
+                "startLine": p.start.line,
+                "startColumn": p.start.column,
+                "endLine": p.end.line,
+                "endColumn": p.end.column,
+            }
+        }
+    })
+}
+
+pub fn sarif(located: &[Located]) -> String {
+    let rules: Vec<Value> = Rule::ALL
+        .iter()
+        .map(|r| {
+            let info = r.info();
+            json!({
+                "id": info.code,
+                "name": info.name,
+                "shortDescription": {"text": info.summary},
+                "fullDescription": {"text": info.summary},
+                "help": {"text": info.doc, "markdown": info.doc},
+                "defaultConfiguration": {"level": sarif_level(info.severity)},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = located
+        .iter()
+        .map(|l| {
+            json!({
+                "ruleId": l.code(),
+                "ruleIndex": Rule::ALL.iter().position(|r| *r == l.diagnostic.rule),
+                "level": sarif_level(l.diagnostic.severity),
+                "message": {"text": l.diagnostic.message},
+                "locations": [sarif_location(&l.place)],
+                "relatedLocations": l.related.iter().enumerate().map(|(i, (p, m))| {
+                    let mut loc = sarif_location(p);
+                    loc["id"] = json!(i);
+                    loc["message"] = json!({"text": m});
+                    loc
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let value = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "mzk",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
+}
+
+/// GitHub workflow commands: data escapes `%`, CR, LF; properties also `:` and `,`.
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+pub fn github(located: &[Located]) -> String {
+    let mut out = String::new();
+    for l in located {
+        let command = match l.diagnostic.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let p = &l.place;
+        let _ = writeln!(
+            out,
+            "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
+            escape_property(&p.path),
+            p.start.line,
+            p.start.column,
+            p.end.line,
+            p.end.column,
+            escape_property(&format!("{} {}", l.code(), l.diagnostic.rule.info().name)),
+            escape_data(&l.diagnostic.message)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_escaping() {
+        assert_eq!(escape_data("a%b\nc"), "a%25b%0Ac");
+        assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+    }
+}
