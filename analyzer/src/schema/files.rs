@@ -644,7 +644,7 @@ fn context_trigger_requirements(obj: &Obj, cx: &mut RuleContext<'_>) {
                 Rule::IncompleteTrigger,
                 obj.value_range("type"),
                 format!(
-                    "a `{}` trigger requires `{name}`; add it",
+                    "this `{}` trigger requires `{name}`; add it",
                     obj.str("type").unwrap_or_default()
                 ),
             );

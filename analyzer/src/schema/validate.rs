@@ -240,9 +240,13 @@ fn describe(node: &Node) -> String {
     }
 }
 
-/// A hint when a plain scalar was resolved as a non-string by YAML 1.1.
+/// A hint when a plain scalar was resolved as a non-string by YAML 1.1, or
+/// when an empty value was written (null is not "use the default").
 fn quote_hint(node: &Node) -> &'static str {
     match node.as_scalar() {
+        Some(s) if s.value == Value::Null => {
+            " (an empty value is null, not the default: write a value or remove the key)"
+        }
         Some(s) if s.style == ScalarStyle::Plain && s.value.as_str().is_none() && !matches!(s.value, Value::Null) => {
             " (YAML 1.1 reads this unquoted text as a non-string: quote it)"
         }

@@ -30,7 +30,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
             eprintln!("mzk: {}: no such file or folder", path.display());
             return ExitCode::from(2);
         }
-        let found = discover_bundles(&RealFs, path);
+        // Absolute, canonical paths: the folder name is what workflow_name must match.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let found = discover_bundles(&RealFs, &path);
         if found.is_empty() {
             eprintln!("mzk: {}: no bundle found (a bundle is a folder holding orchestrator.yaml)", path.display());
             return ExitCode::from(2);

@@ -1,0 +1,52 @@
+//! Helpers shared by the end-to-end tests.
+
+use std::path::{Path, PathBuf};
+
+use mzk_analyzer::diagnostics::Diagnostic;
+use mzk_analyzer::syntax::ColumnUnit;
+use mzk_analyzer::{analyze_bundle, discover_bundles, Analysis, RealFs};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// One line per diagnostic, `path:line:col: severity[CODE] message`, with the
+/// path relative to `root`, plus related locations indented below it.
+pub fn render(root: &Path, analysis: &Analysis) -> String {
+    let mut out = String::new();
+    for d in &analysis.diagnostics {
+        out.push_str(&line(root, analysis, d));
+    }
+    out
+}
+
+fn line(root: &Path, analysis: &Analysis, d: &Diagnostic) -> String {
+    let place = |file, range: mzk_analyzer::syntax::TextRange| {
+        let f = analysis.bundle.file(file).expect("diagnostic names a bundle file");
+        let start = f.line_index.position(&f.text, range.start, ColumnUnit::Char);
+        let end = f.line_index.position(&f.text, range.end, ColumnUnit::Char);
+        let path = analysis.bundle.dir.join(&f.relative);
+        let path = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        format!("{path}:{}:{}-{}:{}", start.line + 1, start.col + 1, end.line + 1, end.col + 1)
+    };
+    let mut s = format!(
+        "{}: {}[{}] {}\n",
+        place(d.file, d.range),
+        d.severity.as_str(),
+        d.rule.code(),
+        d.message
+    );
+    for r in &d.related {
+        s.push_str(&format!("    related {}: {}\n", place(r.file, r.range), r.message));
+    }
+    s
+}
+
+/// Analyses every bundle below `root`, rendered in discovery order.
+pub fn render_all(root: &Path) -> String {
+    discover_bundles(&RealFs, root)
+        .iter()
+        .map(|dir| render(root, &analyze_bundle(&RealFs, dir)))
+        .collect()
+}
