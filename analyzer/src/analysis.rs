@@ -27,11 +27,17 @@ impl FileSystem for RealFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let meta = std::fs::metadata(path)?;
         if !meta.is_file() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
         }
         if meta.len() > (syntax::yaml::MAX_FILE_BYTES as u64) * 4 {
             // Do not load huge files just to refuse them: keep the size only.
-            return Err(io::Error::new(io::ErrorKind::FileTooLarge, format!("{} bytes", meta.len())));
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("{} bytes", meta.len()),
+            ));
         }
         std::fs::read(path)
     }
@@ -90,7 +96,10 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
                     rule,
                     id,
                     TextRange::empty(0),
-                    format!("{} could not be read ({e}); mzk analysed the other files", kind.path()),
+                    format!(
+                        "{} could not be read ({e}); mzk analysed the other files",
+                        kind.path()
+                    ),
                 ));
                 (String::new(), false)
             }
@@ -116,10 +125,19 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
     }
     crate::checks::run(&bundle, &mut diagnostics);
     diagnostics.sort_by(|a, b| {
-        (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(b.file, b.range.start, b.range.end, b.rule, &b.message))
+        (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
+            b.file,
+            b.range.start,
+            b.range.end,
+            b.rule,
+            &b.message,
+        ))
     });
     diagnostics.dedup();
-    Analysis { bundle, diagnostics }
+    Analysis {
+        bundle,
+        diagnostics,
+    }
 }
 
 /// Bytes → text. Invalid UTF-8 is reported and the file is not parsed; the
@@ -174,9 +192,14 @@ fn walk(fs: &dyn FileSystem, dir: &Path, depth: usize, found: &mut Vec<PathBuf>)
     if depth >= 12 {
         return;
     }
-    let Ok(entries) = fs.read_dir(dir) else { return };
+    let Ok(entries) = fs.read_dir(dir) else {
+        return;
+    };
     for (child, is_dir) in entries {
-        let name = child.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = child
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if is_dir && !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) {
             walk(fs, &child, depth + 1, found);
         }

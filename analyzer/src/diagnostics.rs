@@ -56,7 +56,12 @@ impl Diagnostic {
         }
     }
 
-    pub fn with_related(mut self, file: FileId, range: TextRange, message: impl Into<String>) -> Self {
+    pub fn with_related(
+        mut self,
+        file: FileId,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> Self {
         self.related.push(Related {
             file,
             range,
@@ -75,7 +80,8 @@ pub struct Sink<'a> {
 
 impl Sink<'_> {
     pub fn report(&mut self, rule: Rule, range: TextRange, message: impl Into<String>) {
-        self.out.push(Diagnostic::new(rule, self.file, range, message));
+        self.out
+            .push(Diagnostic::new(rule, self.file, range, message));
     }
 
     pub fn push(&mut self, diagnostic: Diagnostic) {
@@ -85,7 +91,10 @@ impl Sink<'_> {
 
 /// "did you mean" for a misspelt name: the closest candidate by Jaro-Winkler
 /// similarity, if it is close enough to be a plausible typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -112,6 +121,9 @@ mod tests {
         let keys = ["condition_key", "condition_value", "tool_name"];
         assert_eq!(did_you_mean("conditon_key", keys), Some("condition_key"));
         assert_eq!(did_you_mean("banana", keys), None);
-        assert_eq!(suggestion("autotoolcall", ["auto_tool_call"]), " (did you mean `auto_tool_call`?)");
+        assert_eq!(
+            suggestion("autotoolcall", ["auto_tool_call"]),
+            " (did you mean `auto_tool_call`?)"
+        );
     }
 }

@@ -4,12 +4,12 @@
 //! declarative description per file kind) → [`model`] (the typed `Bundle`) →
 //! [`checks`] (cross-file rules). See ARCHITECTURE.md.
 
-pub mod diagnostics;
-pub mod rules;
-pub mod syntax;
-pub mod schema;
 pub mod analysis;
 pub mod checks;
+pub mod diagnostics;
 pub mod model;
+pub mod rules;
+pub mod schema;
+pub mod syntax;
 
 pub use analysis::{analyze_bundle, discover_bundles, Analysis, FileSystem, RealFs};

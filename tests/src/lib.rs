@@ -8,7 +8,10 @@ use mzk_analyzer::{analyze_bundle, discover_bundles, Analysis, RealFs};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// One line per diagnostic, `path:line:col: severity[CODE] message`, with the
@@ -23,12 +26,27 @@ pub fn render(root: &Path, analysis: &Analysis) -> String {
 
 fn line(root: &Path, analysis: &Analysis, d: &Diagnostic) -> String {
     let place = |file, range: mzk_analyzer::syntax::TextRange| {
-        let f = analysis.bundle.file(file).expect("diagnostic names a bundle file");
-        let start = f.line_index.position(&f.text, range.start, ColumnUnit::Char);
+        let f = analysis
+            .bundle
+            .file(file)
+            .expect("diagnostic names a bundle file");
+        let start = f
+            .line_index
+            .position(&f.text, range.start, ColumnUnit::Char);
         let end = f.line_index.position(&f.text, range.end, ColumnUnit::Char);
         let path = analysis.bundle.dir.join(&f.relative);
-        let path = path.strip_prefix(root).unwrap_or(&path).display().to_string();
-        format!("{path}:{}:{}-{}:{}", start.line + 1, start.col + 1, end.line + 1, end.col + 1)
+        let path = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        format!(
+            "{path}:{}:{}-{}:{}",
+            start.line + 1,
+            start.col + 1,
+            end.line + 1,
+            end.col + 1
+        )
     };
     let mut s = format!(
         "{}: {}[{}] {}\n",
@@ -38,7 +56,11 @@ fn line(root: &Path, analysis: &Analysis, d: &Diagnostic) -> String {
         d.message
     );
     for r in &d.related {
-        s.push_str(&format!("    related {}: {}\n", place(r.file, r.range), r.message));
+        s.push_str(&format!(
+            "    related {}: {}\n",
+            place(r.file, r.range),
+            r.message
+        ));
     }
     s
 }

@@ -13,10 +13,16 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 }
 
 fn workflow_name(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    let Some(name) = bundle.orchestrator.as_ref().and_then(|o| o.workflow_name.as_ref()) else {
+    let Some(name) = bundle
+        .orchestrator
+        .as_ref()
+        .and_then(|o| o.workflow_name.as_ref())
+    else {
         return;
     };
-    if !name.text.eq_ignore_ascii_case(&bundle.folder_name) && name.text.to_lowercase() != bundle.folder_name.to_lowercase() {
+    if !name.text.eq_ignore_ascii_case(&bundle.folder_name)
+        && name.text.to_lowercase() != bundle.folder_name.to_lowercase()
+    {
         out.push(Diagnostic::new(
             Rule::WorkflowNameMismatch,
             name.file,
@@ -30,7 +36,11 @@ fn workflow_name(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 }
 
 fn failure_message_key(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    let Some(key) = bundle.orchestrator.as_ref().and_then(|o| o.failure_message_key.as_ref()) else {
+    let Some(key) = bundle
+        .orchestrator
+        .as_ref()
+        .and_then(|o| o.failure_message_key.as_ref())
+    else {
         return;
     };
     match bundle.variable(&key.text) {
@@ -84,7 +94,12 @@ fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic
 fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for view in &bundle.agent_views {
         for variable in &view.variables {
-            undeclared(bundle, variable, &format!("the view of agent `{}` lists", view.agent.text), out);
+            undeclared(
+                bundle,
+                variable,
+                &format!("the view of agent `{}` lists", view.agent.text),
+                out,
+            );
         }
     }
     for rule in &bundle.rules {
@@ -106,11 +121,17 @@ fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for batch in &bundle.task_batches {
         let writes = format!("task batch `{}` writes", batch.id.text);
         let reads = format!("task batch `{}` reads", batch.id.text);
-        for key in [&batch.result_context_key, &batch.result_status_key].into_iter().flatten() {
+        for key in [&batch.result_context_key, &batch.result_status_key]
+            .into_iter()
+            .flatten()
+        {
             undeclared(bundle, key, &writes, out);
         }
         if let Some(recovery) = &batch.recovery {
-            for key in [&recovery.outcome_key, &recovery.status_key].into_iter().flatten() {
+            for key in [&recovery.outcome_key, &recovery.status_key]
+                .into_iter()
+                .flatten()
+            {
                 undeclared(bundle, key, &writes, out);
             }
             for key in recovery.request_key.iter().chain(&recovery.input_keys) {

@@ -10,14 +10,25 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     let task_agents = task_batch_agents(bundle);
     let mut owned_keys: Vec<&str> = Vec::new();
     for tool in &bundle.tools {
-        let Some(outcome) = &tool.outcome else { continue };
-        let Some(owner) = tool.agents.first().filter(|_| !tool.agent_is_list && tool.agents.len() == 1) else {
+        let Some(outcome) = &tool.outcome else {
+            continue;
+        };
+        let Some(owner) = tool
+            .agents
+            .first()
+            .filter(|_| !tool.agent_is_list && tool.agents.len() == 1)
+        else {
             continue; // reported by the per-file outcome rule
         };
         let report = |out: &mut Vec<Diagnostic>, at: &Name, message: String| {
-            out.push(Diagnostic::new(Rule::OutcomeContract, at.file, at.range, message));
+            out.push(Diagnostic::new(
+                Rule::OutcomeContract,
+                at.file,
+                at.range,
+                message,
+            ));
         };
-        if task_agents.iter().any(|a| *a == owner.text) {
+        if task_agents.contains(&owner.text) {
             report(out, owner, format!(
                 "`{}` owns an outcome tool but is also a task-batch agent (the initial agent, a batch trigger or a worker, since task_batches.yaml exists); give the outcome to a separate network agent",
                 owner.text
@@ -42,8 +53,16 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         }
         let error_value = outcome.error_value.as_ref().map(|e| e.text.as_str());
         for (key, expected_type, authority) in [
-            (&outcome.context_key, "string", "closed_writer_routing_state"),
-            (&outcome.attempts_key, "integer", "closed_writer_quality_state"),
+            (
+                &outcome.context_key,
+                "string",
+                "closed_writer_routing_state",
+            ),
+            (
+                &outcome.attempts_key,
+                "integer",
+                "closed_writer_quality_state",
+            ),
         ] {
             let Some(key) = key else { continue };
             if owned_keys.contains(&key.text.as_str()) {
@@ -60,7 +79,14 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 key.text
             );
             let Some(var) = bundle.variable(&key.text) else {
-                report(out, key, format!("outcome variable `{}` is not declared; {requirement}", key.text));
+                report(
+                    out,
+                    key,
+                    format!(
+                        "outcome variable `{}` is not declared; {requirement}",
+                        key.text
+                    ),
+                );
                 continue;
             };
             let mut problems = Vec::new();
@@ -70,7 +96,10 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             if var.authority_class.as_ref().map(|t| t.text.as_str()) != Some(authority) {
                 problems.push("authority_class");
             }
-            let writers: Option<Vec<&str>> = var.writer_ids.as_ref().map(|w| w.iter().map(|n| n.text.as_str()).collect());
+            let writers: Option<Vec<&str>> = var
+                .writer_ids
+                .as_ref()
+                .map(|w| w.iter().map(|n| n.text.as_str()).collect());
             if writers.as_deref() != Some(&["deterministic_tool"][..]) {
                 problems.push("writer_ids");
             }
@@ -83,7 +112,12 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             if !var.triggers.is_empty() {
                 problems.push("source.triggers");
             }
-            let default_ok = match var.default.as_ref().and_then(|n| n.as_scalar()).map(|s| &s.value) {
+            let default_ok = match var
+                .default
+                .as_ref()
+                .and_then(|n| n.as_scalar())
+                .map(|s| &s.value)
+            {
                 Some(Value::Str(s)) if expected_type == "string" => Some(s.as_str()) == error_value,
                 Some(Value::Int(0)) if expected_type == "integer" => true,
                 _ => false,
@@ -97,9 +131,17 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                         Rule::OutcomeContract,
                         var.name.file,
                         var.name.range,
-                        format!("outcome variable `{}` has the wrong {}: {requirement}", key.text, problems.join(", ")),
+                        format!(
+                            "outcome variable `{}` has the wrong {}: {requirement}",
+                            key.text,
+                            problems.join(", ")
+                        ),
                     )
-                    .with_related(key.file, key.range, "used as an outcome variable here"),
+                    .with_related(
+                        key.file,
+                        key.range,
+                        "used as an outcome variable here",
+                    ),
                 );
             }
         }
@@ -113,15 +155,27 @@ fn is_failure_destination(rule: &TransitionRule) -> bool {
             && rule.termination_reason.as_ref().map(|r| r.text.as_str()) == Some("workflow_failed"))
 }
 
-fn routes(bundle: &Bundle, owner: &Name, outcome: &crate::model::Outcome, out: &mut Vec<Diagnostic>) {
-    let Some(context_key) = &outcome.context_key else { return };
+fn routes(
+    bundle: &Bundle,
+    owner: &Name,
+    outcome: &crate::model::Outcome,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(context_key) = &outcome.context_key else {
+        return;
+    };
     let values: Vec<&str> = outcome.values.iter().map(|v| v.text.as_str()).collect();
     let error_value = outcome.error_value.as_ref().map(|e| e.text.as_str());
     let mut seen: Vec<&str> = Vec::new();
     let mut fallbacks = 0;
     let rule_at = |rule: &TransitionRule, message: String| {
-        Diagnostic::new(Rule::OutcomeContract, rule.file, rule.source.range.cover(rule.target.range), message)
-            .with_related(owner.file, owner.range, "outcome tool owner")
+        Diagnostic::new(
+            Rule::OutcomeContract,
+            rule.file,
+            rule.source.range.cover(rule.target.range),
+            message,
+        )
+        .with_related(owner.file, owner.range, "outcome tool owner")
     };
     for rule in bundle.rules.iter().filter(|r| r.source.text == owner.text) {
         if rule.transition_type == TransitionType::AfterTurn {
@@ -142,7 +196,8 @@ fn routes(bundle: &Bundle, owner: &Name, outcome: &crate::model::Outcome, out: &
             _ => None,
         };
         let valid = rule.condition_type == Some(ConditionType::ContextEquals)
-            && rule.condition_key.as_ref().map(|k| k.text.as_str()) == Some(context_key.text.as_str())
+            && rule.condition_key.as_ref().map(|k| k.text.as_str())
+                == Some(context_key.text.as_str())
             && value.is_some_and(|v| values.contains(&v));
         let Some(value) = value.filter(|_| valid) else {
             out.push(rule_at(rule, format!(
@@ -152,7 +207,13 @@ fn routes(bundle: &Bundle, owner: &Name, outcome: &crate::model::Outcome, out: &
             continue;
         };
         if seen.contains(&value) {
-            out.push(rule_at(rule, format!("outcome `{value}` of `{}` is routed twice (ambiguous route); remove one rule", owner.text)));
+            out.push(rule_at(
+                rule,
+                format!(
+                    "outcome `{value}` of `{}` is routed twice (ambiguous route); remove one rule",
+                    owner.text
+                ),
+            ));
         }
         seen.push(value);
         if Some(value) == error_value && !is_failure_destination(rule) {
@@ -195,7 +256,12 @@ fn task_batch_agents(bundle: &Bundle) -> Vec<String> {
         if let Some(recovery) = &batch.recovery {
             agents.extend(recovery.trigger_agent.iter().map(|a| a.text.clone()));
         }
-        agents.extend(batch.allowed_execution_agents.iter().map(|a| a.text.clone()));
+        agents.extend(
+            batch
+                .allowed_execution_agents
+                .iter()
+                .map(|a| a.text.clone()),
+        );
     }
     agents
 }

@@ -91,7 +91,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
         }
         FileKind::Agents => {
             for agent in l.objs(root, "agents") {
-                let Some(name) = l.field(agent, "name") else { continue };
+                let Some(name) = l.field(agent, "name") else {
+                    continue;
+                };
                 let sections = |key: &str| {
                     l.objs(agent, key)
                         .filter_map(|s| {
@@ -105,7 +107,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                 };
                 bundle.agents.push(Agent {
                     name,
-                    structured_outputs_required: agent.get("structured_outputs_required").and(agent.bool("structured_outputs_required")),
+                    structured_outputs_required: agent
+                        .get("structured_outputs_required")
+                        .and(agent.bool("structured_outputs_required")),
                     system_message: l.field(agent, "system_message"),
                     prompt_sections: sections("prompt_sections"),
                     prompt_sections_custom: sections("prompt_sections_custom"),
@@ -116,7 +120,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
         FileKind::TransitionGraph => {
             for (index, item) in root.list("transition_rules").iter().enumerate() {
                 let Some(rule) = item.as_obj() else { continue };
-                let (Some(source), Some(target)) = (l.field(rule, "source_agent"), l.field(rule, "target_agent")) else {
+                let (Some(source), Some(target)) =
+                    (l.field(rule, "source_agent"), l.field(rule, "target_agent"))
+                else {
                     continue;
                 };
                 let transition_type = match rule.str("transition_type") {
@@ -154,7 +160,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
         }
         FileKind::ContextVariables => {
             for (key, value) in root.map("definitions") {
-                let (Some(name), Some(def)) = (l.key_name(key), value.as_obj()) else { continue };
+                let (Some(name), Some(def)) = (l.key_name(key), value.as_obj()) else {
+                    continue;
+                };
                 let source = def.obj("source");
                 bundle.variables.push(Variable {
                     name,
@@ -185,7 +193,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                 });
             }
             for (key, value) in root.map("agents") {
-                let (Some(agent), Some(view)) = (l.key_name(key), value.as_obj()) else { continue };
+                let (Some(agent), Some(view)) = (l.key_name(key), value.as_obj()) else {
+                    continue;
+                };
                 bundle.agent_views.push(AgentView {
                     agent,
                     variables: l.names(view.list("variables")),
@@ -194,14 +204,18 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
         }
         FileKind::StructuredOutputs => {
             for (key, value) in root.map("registry") {
-                let Some(agent) = l.key_name(key) else { continue };
+                let Some(agent) = l.key_name(key) else {
+                    continue;
+                };
                 bundle.registry.push(RegistryEntry {
                     agent,
                     model: l.name(value),
                 });
             }
             for (key, value) in root.map("models") {
-                let (Some(name), Some(def)) = (l.key_name(key), value.as_obj()) else { continue };
+                let (Some(name), Some(def)) = (l.key_name(key), value.as_obj()) else {
+                    continue;
+                };
                 let kind = match def.str("type") {
                     Some("literal") => ModelKind::Literal,
                     Some("union") => ModelKind::Union,
@@ -236,7 +250,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
         }
         FileKind::A2a => {
             for entry in l.objs(root, "agents") {
-                let Some(name) = l.field(entry, "name") else { continue };
+                let Some(name) = l.field(entry, "name") else {
+                    continue;
+                };
                 bundle.a2a_agents.push(A2aAgent {
                     name,
                     url: l.field(entry, "url"),
@@ -249,7 +265,10 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                 let agent_item = tool.get("agent");
                 let (agents, agent_is_list) = match agent_item.map(|i| &i.value) {
                     Some(Norm::List(items)) => (l.names(items), true),
-                    Some(_) => (agent_item.and_then(|i| l.name(i)).into_iter().collect(), false),
+                    Some(_) => (
+                        agent_item.and_then(|i| l.name(i)).into_iter().collect(),
+                        false,
+                    ),
                     None => (Vec::new(), false),
                 };
                 bundle.tools.push(Tool {
@@ -290,7 +309,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
         FileKind::TaskBatches => {
             bundle.has_task_batches_file = true;
             for batch in l.objs(root, "batches") {
-                let Some(id) = l.field(batch, "id") else { continue };
+                let Some(id) = l.field(batch, "id") else {
+                    continue;
+                };
                 let result = batch.obj("result");
                 let recovery = batch.obj("recovery").map(|r| Recovery {
                     trigger_agent: l.field(r, "trigger_agent"),
@@ -312,7 +333,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                 });
             }
             for conveyor in l.objs(root, "conveyors") {
-                let Some(id) = l.field(conveyor, "id") else { continue };
+                let Some(id) = l.field(conveyor, "id") else {
+                    continue;
+                };
                 let derived = |suffix: &str| Name {
                     text: format!("{}_{suffix}", id.text),
                     file,

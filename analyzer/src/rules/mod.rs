@@ -111,11 +111,23 @@ mod tests {
             let info = rule.info();
             assert!(codes.insert(info.code), "duplicate code {}", info.code);
             assert!(names.insert(info.name), "duplicate name {}", info.name);
-            assert!(info.doc.starts_with(&format!("# {} {}", info.code, info.name)), "{} doc title", info.code);
+            assert!(
+                info.doc
+                    .starts_with(&format!("# {} {}", info.code, info.name)),
+                "{} doc title",
+                info.code
+            );
             for section in ["## What it checks", "## Why", "## Example", "## Fix"] {
-                assert!(info.doc.contains(section), "{} doc lacks {section}", info.code);
+                assert!(
+                    info.doc.contains(section),
+                    "{} doc lacks {section}",
+                    info.code
+                );
             }
-            assert!(info.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+            assert!(info
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-'));
         }
     }
 

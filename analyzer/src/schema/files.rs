@@ -1,7 +1,7 @@
 //! The declarative description of every bundle file kind, true to mozaiks
 //! 0.2.0's contracts (bundle-format §5–§16, scalar-coercion §8).
 
-use super::kinds::{reserved_context_name, Default, Kind, KeyKind, ListKind, TextKind};
+use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::validate::{Norm, Obj};
 use super::{Field, Object, RuleContext};
 use crate::rules::Rule;
@@ -238,12 +238,42 @@ static ORCHESTRATOR_TRIGGER: Object = Object {
     name: "orchestrator trigger",
     doc: "One way the workflow is started.",
     fields: &[
-        field("type", TEXT_OPT, Default::Null, "Trigger type, e.g. `chat` or `event`."),
-        field("event", TEXT_OPT, Default::Null, "Event name for event triggers."),
-        field("endpoint", TEXT_OPT, Default::Null, "Endpoint path for endpoint triggers."),
-        field("method", TEXT_OPT, Default::Null, "HTTP method for endpoint triggers."),
-        field("description", TEXT_OPT, Default::Null, "What the trigger is for."),
-        field("capability_id", TEXT_OPT, Default::Null, "Capability this trigger exposes."),
+        field(
+            "type",
+            TEXT_OPT,
+            Default::Null,
+            "Trigger type, e.g. `chat` or `event`.",
+        ),
+        field(
+            "event",
+            TEXT_OPT,
+            Default::Null,
+            "Event name for event triggers.",
+        ),
+        field(
+            "endpoint",
+            TEXT_OPT,
+            Default::Null,
+            "Endpoint path for endpoint triggers.",
+        ),
+        field(
+            "method",
+            TEXT_OPT,
+            Default::Null,
+            "HTTP method for endpoint triggers.",
+        ),
+        field(
+            "description",
+            TEXT_OPT,
+            Default::Null,
+            "What the trigger is for.",
+        ),
+        field(
+            "capability_id",
+            TEXT_OPT,
+            Default::Null,
+            "Capability this trigger exposes.",
+        ),
     ],
     legacy: &[],
     rules: &[orchestrator_trigger_needs_kind],
@@ -271,7 +301,12 @@ static AGENTS_FILE: FileSchema = FileSchema {
 static AGENTS: Object = Object {
     name: "agents.yaml",
     doc: "The list of agents.",
-    fields: &[field("agents", Kind::ObjectList(&AGENT), Default::EmptyList, "The workflow's agents; names must be unique.")],
+    fields: &[field(
+        "agents",
+        Kind::ObjectList(&AGENT),
+        Default::EmptyList,
+        "The workflow's agents; names must be unique.",
+    )],
     legacy: &[],
     rules: &[agent_names_unique],
 };
@@ -313,7 +348,12 @@ static PROMPT_SECTION: Object = Object {
     name: "prompt section",
     doc: "One headed section of an agent's prompt.",
     fields: &[
-        field("id", TEXT_OPT, Default::Null, "An identifier for the section."),
+        field(
+            "id",
+            TEXT_OPT,
+            Default::Null,
+            "An identifier for the section.",
+        ),
         field("heading", TEXT_REQ, REQ, "The heading line, e.g. `[ROLE]`."),
         field("content", TEXT_REQ, REQ, "The section text."),
     ],
@@ -325,21 +365,80 @@ static IMAGE_GENERATION: Object = Object {
     name: "image_generation",
     doc: "Image generation settings of an agent.",
     fields: &[
-        field("quality", Kind::Enum { values: &["low", "medium", "high", "auto"], nullable: true }, Default::Null, "Image quality."),
-        field("size", TEXT_OPT, Default::Null, "Image size, e.g. `1024x1024`."),
-        field("background", Kind::Enum { values: &["transparent", "opaque", "auto"], nullable: true }, Default::Null, "Background."),
-        field("output_format", Kind::Enum { values: &["png", "jpeg", "webp"], nullable: true }, Default::Null, "File format."),
-        field("output_compression", int(Some(0), Some(100), true), Default::Null, "Compression 0–100."),
-        field("partial_images", int(Some(1), Some(3), true), Default::Null, "Partial images streamed, 1–3."),
-        field("promotion_targets", Kind::EnumList { values: &["brand_asset", "app_asset", "page_asset", "campaign_asset", "artifact"], dedupe: false }, Default::EmptyList, "Where generated images may be promoted."),
-        field("image_config", Kind::Dict { nullable: true }, Default::Null, "Free provider settings."),
+        field(
+            "quality",
+            Kind::Enum {
+                values: &["low", "medium", "high", "auto"],
+                nullable: true,
+            },
+            Default::Null,
+            "Image quality.",
+        ),
+        field(
+            "size",
+            TEXT_OPT,
+            Default::Null,
+            "Image size, e.g. `1024x1024`.",
+        ),
+        field(
+            "background",
+            Kind::Enum {
+                values: &["transparent", "opaque", "auto"],
+                nullable: true,
+            },
+            Default::Null,
+            "Background.",
+        ),
+        field(
+            "output_format",
+            Kind::Enum {
+                values: &["png", "jpeg", "webp"],
+                nullable: true,
+            },
+            Default::Null,
+            "File format.",
+        ),
+        field(
+            "output_compression",
+            int(Some(0), Some(100), true),
+            Default::Null,
+            "Compression 0–100.",
+        ),
+        field(
+            "partial_images",
+            int(Some(1), Some(3), true),
+            Default::Null,
+            "Partial images streamed, 1–3.",
+        ),
+        field(
+            "promotion_targets",
+            Kind::EnumList {
+                values: &[
+                    "brand_asset",
+                    "app_asset",
+                    "page_asset",
+                    "campaign_asset",
+                    "artifact",
+                ],
+                dedupe: false,
+            },
+            Default::EmptyList,
+            "Where generated images may be promoted.",
+        ),
+        field(
+            "image_config",
+            Kind::Dict { nullable: true },
+            Default::Null,
+            "Free provider settings.",
+        ),
     ],
     legacy: &[],
     rules: &[],
 };
 
 fn agent_needs_prompt(obj: &Obj, cx: &mut RuleContext<'_>) {
-    let sections = !obj.list("prompt_sections").is_empty() || !obj.list("prompt_sections_custom").is_empty();
+    let sections =
+        !obj.list("prompt_sections").is_empty() || !obj.list("prompt_sections_custom").is_empty();
     if !sections && !obj.has("system_message") && obj.has("name") {
         cx.report(
             Rule::MissingPrompt,
@@ -465,7 +564,13 @@ fn transition_rule_shape(obj: &Obj, cx: &mut RuleContext<'_>) {
     match obj.str("transition_type") {
         Some("after_turn") => forbid(
             cx,
-            &["condition_type", "condition_key", "condition_value", "context_expression", "tool_name"],
+            &[
+                "condition_type",
+                "condition_key",
+                "condition_value",
+                "context_expression",
+                "tool_name",
+            ],
             "an `after_turn` rule fires unconditionally, so it",
         ),
         Some("condition") => {
@@ -488,15 +593,31 @@ fn transition_rule_shape(obj: &Obj, cx: &mut RuleContext<'_>) {
                 }
                 Some("context_equals") => {
                     require(cx, "condition_key", "`condition_type: context_equals`");
-                    forbid(cx, &["tool_name", "context_expression"], "`condition_type: context_equals`");
+                    forbid(
+                        cx,
+                        &["tool_name", "context_expression"],
+                        "`condition_type: context_equals`",
+                    );
                 }
                 Some("context_expression") => {
-                    require(cx, "context_expression", "`condition_type: context_expression`");
-                    forbid(cx, &["condition_key", "condition_value", "tool_name"], "`condition_type: context_expression`");
+                    require(
+                        cx,
+                        "context_expression",
+                        "`condition_type: context_expression`",
+                    );
+                    forbid(
+                        cx,
+                        &["condition_key", "condition_value", "tool_name"],
+                        "`condition_type: context_expression`",
+                    );
                 }
                 Some("tool_called") => {
                     require(cx, "tool_name", "`condition_type: tool_called`");
-                    forbid(cx, &["condition_key", "condition_value", "context_expression"], "`condition_type: tool_called`");
+                    forbid(
+                        cx,
+                        &["condition_key", "condition_value", "context_expression"],
+                        "`condition_type: tool_called`",
+                    );
                 }
                 _ => {}
             }
@@ -518,10 +639,26 @@ static CONTEXT_VARIABLES: Object = Object {
     name: "context_variables.yaml",
     doc: "Variable definitions and agent views.",
     fields: &[
-        field("definitions", Kind::ObjectMap { shape: &VARIABLE, key: KeyKind::ReservedName, non_empty: false }, Default::EmptyMap,
-            "The variables, keyed by name."),
-        field("agents", Kind::ObjectMap { shape: &AGENT_VIEW, key: KeyKind::Str, non_empty: false }, Default::EmptyMap,
-            "Per agent, the variables appended to its prompt as `NAME_IN_CAPS: value` lines."),
+        field(
+            "definitions",
+            Kind::ObjectMap {
+                shape: &VARIABLE,
+                key: KeyKind::ReservedName,
+                non_empty: false,
+            },
+            Default::EmptyMap,
+            "The variables, keyed by name.",
+        ),
+        field(
+            "agents",
+            Kind::ObjectMap {
+                shape: &AGENT_VIEW,
+                key: KeyKind::Str,
+                non_empty: false,
+            },
+            Default::EmptyMap,
+            "Per agent, the variables appended to its prompt as `NAME_IN_CAPS: value` lines.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -530,7 +667,12 @@ static CONTEXT_VARIABLES: Object = Object {
 static AGENT_VIEW: Object = Object {
     name: "agent view",
     doc: "The variables one agent sees.",
-    fields: &[field("variables", list_clean(false, false, false, true), Default::EmptyList, "Declared variables exposed to this agent.")],
+    fields: &[field(
+        "variables",
+        list_clean(false, false, false, true),
+        Default::EmptyList,
+        "Declared variables exposed to this agent.",
+    )],
     legacy: &[],
     rules: &[],
 };
@@ -623,9 +765,24 @@ static TRIGGER_MATCH: Object = Object {
     name: "trigger match",
     doc: "Case-insensitive text match.",
     fields: &[
-        field("equals", TEXT_OPT, Default::Null, "The whole trimmed text equals this."),
-        field("contains", TEXT_OPT, Default::Null, "The text contains this."),
-        field("regex", TEXT_OPT, Default::Null, "A regular expression searched in the text."),
+        field(
+            "equals",
+            TEXT_OPT,
+            Default::Null,
+            "The whole trimmed text equals this.",
+        ),
+        field(
+            "contains",
+            TEXT_OPT,
+            Default::Null,
+            "The text contains this.",
+        ),
+        field(
+            "regex",
+            TEXT_OPT,
+            Default::Null,
+            "A regular expression searched in the text.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -678,10 +835,26 @@ pub static SO_MODEL: Object = Object {
     name: "model definition",
     doc: "A model: named, typed fields.",
     fields: &[
-        field("type", Kind::Enum { values: &["model"], nullable: false }, REQ, "`model`."),
+        field(
+            "type",
+            Kind::Enum {
+                values: &["model"],
+                nullable: false,
+            },
+            REQ,
+            "`model`.",
+        ),
         field("description", TEXT_OPT, Default::Null, "What the model is."),
-        field("fields", Kind::ObjectMap { shape: &SO_FIELD, key: KeyKind::Name, non_empty: true }, REQ,
-            "The fields, keyed by name (at least one)."),
+        field(
+            "fields",
+            Kind::ObjectMap {
+                shape: &SO_FIELD,
+                key: KeyKind::Name,
+                non_empty: true,
+            },
+            REQ,
+            "The fields, keyed by name (at least one).",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -691,9 +864,30 @@ pub static SO_LITERAL: Object = Object {
     name: "literal definition",
     doc: "A named enum of scalar values.",
     fields: &[
-        field("type", Kind::Enum { values: &["literal"], nullable: false }, REQ, "`literal`."),
-        field("description", TEXT_OPT, Default::Null, "What the values mean."),
-        field("values", Kind::List(ListKind::Any { nullable: false, non_empty: true }), REQ, "The allowed values (at least one)."),
+        field(
+            "type",
+            Kind::Enum {
+                values: &["literal"],
+                nullable: false,
+            },
+            REQ,
+            "`literal`.",
+        ),
+        field(
+            "description",
+            TEXT_OPT,
+            Default::Null,
+            "What the values mean.",
+        ),
+        field(
+            "values",
+            Kind::List(ListKind::Any {
+                nullable: false,
+                non_empty: true,
+            }),
+            REQ,
+            "The allowed values (at least one).",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -703,9 +897,22 @@ pub static SO_UNION: Object = Object {
     name: "union definition",
     doc: "One of several types (`null` makes it optional).",
     fields: &[
-        field("type", Kind::Enum { values: &["union"], nullable: false }, REQ, "`union`."),
+        field(
+            "type",
+            Kind::Enum {
+                values: &["union"],
+                nullable: false,
+            },
+            REQ,
+            "`union`.",
+        ),
         field("description", TEXT_OPT, Default::Null, "What the union is."),
-        field("variants", list_clean(false, false, true, false), REQ, "The member type names (at least one)."),
+        field(
+            "variants",
+            list_clean(false, false, true, false),
+            REQ,
+            "The member type names (at least one).",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -786,15 +993,24 @@ fn registry_names_models(obj: &Obj, cx: &mut RuleContext<'_>) {
 static MIDDLEWARE_FILE: FileSchema = FileSchema {
     kind: FileKind::Middleware,
     path: "middleware.yaml",
-    doc: "Prompt middleware: functions that rewrite an agent's system prompt before each model call.",
+    doc:
+        "Prompt middleware: functions that rewrite an agent's system prompt before each model call.",
     root: &MIDDLEWARE,
 };
 
 static MIDDLEWARE: Object = Object {
     name: "middleware.yaml",
     doc: "Prompt middleware entries.",
-    fields: &[field("prompt_middleware", Kind::ObjectList(&MIDDLEWARE_ENTRY), Default::EmptyList, "The entries, applied in order.")],
-    legacy: &[("hooks", "hooks.yaml's `hooks` became `prompt_middleware` entries in middleware.yaml")],
+    fields: &[field(
+        "prompt_middleware",
+        Kind::ObjectList(&MIDDLEWARE_ENTRY),
+        Default::EmptyList,
+        "The entries, applied in order.",
+    )],
+    legacy: &[(
+        "hooks",
+        "hooks.yaml's `hooks` became `prompt_middleware` entries in middleware.yaml",
+    )],
     rules: &[],
 };
 
@@ -824,7 +1040,12 @@ static A2A_FILE: FileSchema = FileSchema {
 static A2A: Object = Object {
     name: "a2a.yaml",
     doc: "Remote agents.",
-    fields: &[field("agents", Kind::ObjectList(&A2A_AGENT), Default::EmptyList, "Remote agents; names must be unique.")],
+    fields: &[field(
+        "agents",
+        Kind::ObjectList(&A2A_AGENT),
+        Default::EmptyList,
+        "Remote agents; names must be unique.",
+    )],
     legacy: &[],
     rules: &[a2a_names_unique],
 };
@@ -833,13 +1054,46 @@ static A2A_AGENT: Object = Object {
     name: "a2a agent",
     doc: "One remote agent.",
     fields: &[
-        field("name", TEXT_REQ, REQ, "The agents.yaml entry this remote agent replaces."),
+        field(
+            "name",
+            TEXT_REQ,
+            REQ,
+            "The agents.yaml entry this remote agent replaces.",
+        ),
         field("url", TEXT_REQ, REQ, "The remote agent's URL."),
-        field("enabled", BOOL, Default::Bool(true), "Whether the remote agent is used."),
-        field("max_reconnects", int(Some(0), None, false), Default::Int(3), "Reconnect attempts, 0 or more."),
-        field("polling_interval", Kind::Float { min: 0.0 }, Default::Float(0.5), "Seconds between polls, 0 or more."),
-        field("silent", BOOL_OPT, Default::Null, "Suppress the remote agent's messages."),
-        field("client", Kind::Object { shape: &A2A_CLIENT, nullable: false }, Default::Object, "Client options."),
+        field(
+            "enabled",
+            BOOL,
+            Default::Bool(true),
+            "Whether the remote agent is used.",
+        ),
+        field(
+            "max_reconnects",
+            int(Some(0), None, false),
+            Default::Int(3),
+            "Reconnect attempts, 0 or more.",
+        ),
+        field(
+            "polling_interval",
+            Kind::Float { min: 0.0 },
+            Default::Float(0.5),
+            "Seconds between polls, 0 or more.",
+        ),
+        field(
+            "silent",
+            BOOL_OPT,
+            Default::Null,
+            "Suppress the remote agent's messages.",
+        ),
+        field(
+            "client",
+            Kind::Object {
+                shape: &A2A_CLIENT,
+                nullable: false,
+            },
+            Default::Object,
+            "Client options.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -851,11 +1105,36 @@ static A2A_CLIENT: Object = Object {
     fields: &[
         field("streaming", BOOL, Default::Bool(true), "Stream responses."),
         field("polling", BOOL, Default::Bool(false), "Poll for results."),
-        field("use_client_preference", BOOL, Default::Bool(false), "Prefer the client's transport."),
-        field("accepted_output_modes", list_clean(false, false, false, false), Default::EmptyList, "Accepted output modes."),
-        field("extensions", list_clean(false, false, false, false), Default::EmptyList, "Protocol extensions."),
-        field("supported_transports", list_clean(false, false, false, false), Default::EmptyList, "Transports."),
-        field("push_notification_configs", Kind::List(ListKind::Dicts { nullable: false }), Default::EmptyList, "Push notification configs."),
+        field(
+            "use_client_preference",
+            BOOL,
+            Default::Bool(false),
+            "Prefer the client's transport.",
+        ),
+        field(
+            "accepted_output_modes",
+            list_clean(false, false, false, false),
+            Default::EmptyList,
+            "Accepted output modes.",
+        ),
+        field(
+            "extensions",
+            list_clean(false, false, false, false),
+            Default::EmptyList,
+            "Protocol extensions.",
+        ),
+        field(
+            "supported_transports",
+            list_clean(false, false, false, false),
+            Default::EmptyList,
+            "Transports.",
+        ),
+        field(
+            "push_notification_configs",
+            Kind::List(ListKind::Dicts { nullable: false }),
+            Default::EmptyList,
+            "Push notification configs.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -878,8 +1157,18 @@ static TOOLS: Object = Object {
     name: "tools.yaml",
     doc: "Tools and lifecycle tools.",
     fields: &[
-        field("tools", Kind::ObjectList(&TOOL), Default::EmptyList, "Agent tools."),
-        field("lifecycle_tools", Kind::ObjectList(&LIFECYCLE_TOOL), Default::EmptyList, "Functions run at run or agent events."),
+        field(
+            "tools",
+            Kind::ObjectList(&TOOL),
+            Default::EmptyList,
+            "Agent tools.",
+        ),
+        field(
+            "lifecycle_tools",
+            Kind::ObjectList(&LIFECYCLE_TOOL),
+            Default::EmptyList,
+            "Functions run at run or agent events.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -889,25 +1178,95 @@ static TOOL: Object = Object {
     name: "tool",
     doc: "One Python function offered to an agent or run after its output.",
     fields: &[
-        field("agent", Kind::StrOrList, REQ, "The owning agent, or a list of agents (a single name when `outcome` is set)."),
-        field("file", TEXT_REQ, REQ, "Python file, resolved as `<bundle>/<file>` then `<bundle>/tools/<file>`."),
-        field("function", TEXT_REQ, REQ, "Function in that file; also the tool name the model sees."),
-        field("description", TEXT_OPT, Default::Null, "What the tool does (shown to the model)."),
-        field("tool_type", Kind::ToolType { nullable: false }, REQ, "`Agent_Tool`, `UI_Tool` (interactive) or `UI_Surface` (display only)."),
-        field("auto_tool_call", BOOL, Default::Bool(false), "Run automatically after the agent's validated structured output."),
-        field("bind_to_agent", BOOL, Default::Bool(true), "Offer the tool to the model (false: never offered)."),
-        field("outcome", Kind::Object { shape: &OUTCOME, nullable: true }, Default::Null,
-            "A finite result stored in a protected routing variable, with an attempt budget."),
-        field("ui", Kind::Object { shape: &TOOL_UI, nullable: true }, Default::Null, "UI tools: component, mode, workflow_primitive, realization."),
-        field("ui_contract", Kind::Object { shape: &UI_CONTRACT, nullable: true }, Default::Null, "UI_Tool only: payload and actions contract."),
+        field(
+            "agent",
+            Kind::StrOrList,
+            REQ,
+            "The owning agent, or a list of agents (a single name when `outcome` is set).",
+        ),
+        field(
+            "file",
+            TEXT_REQ,
+            REQ,
+            "Python file, resolved as `<bundle>/<file>` then `<bundle>/tools/<file>`.",
+        ),
+        field(
+            "function",
+            TEXT_REQ,
+            REQ,
+            "Function in that file; also the tool name the model sees.",
+        ),
+        field(
+            "description",
+            TEXT_OPT,
+            Default::Null,
+            "What the tool does (shown to the model).",
+        ),
+        field(
+            "tool_type",
+            Kind::ToolType { nullable: false },
+            REQ,
+            "`Agent_Tool`, `UI_Tool` (interactive) or `UI_Surface` (display only).",
+        ),
+        field(
+            "auto_tool_call",
+            BOOL,
+            Default::Bool(false),
+            "Run automatically after the agent's validated structured output.",
+        ),
+        field(
+            "bind_to_agent",
+            BOOL,
+            Default::Bool(true),
+            "Offer the tool to the model (false: never offered).",
+        ),
+        field(
+            "outcome",
+            Kind::Object {
+                shape: &OUTCOME,
+                nullable: true,
+            },
+            Default::Null,
+            "A finite result stored in a protected routing variable, with an attempt budget.",
+        ),
+        field(
+            "ui",
+            Kind::Object {
+                shape: &TOOL_UI,
+                nullable: true,
+            },
+            Default::Null,
+            "UI tools: component, mode, workflow_primitive, realization.",
+        ),
+        field(
+            "ui_contract",
+            Kind::Object {
+                shape: &UI_CONTRACT,
+                nullable: true,
+            },
+            Default::Null,
+            "UI_Tool only: payload and actions contract.",
+        ),
     ],
     legacy: &[
         ("auto_invoke", "the key is now `auto_tool_call`"),
-        ("caller", "0.2.0 binds tools with `agent`; remove caller/executor"),
-        ("executor", "0.2.0 binds tools with `agent`; remove caller/executor"),
-        ("type", "the key is `tool_type` (Agent_Tool, UI_Tool or UI_Surface)"),
+        (
+            "caller",
+            "0.2.0 binds tools with `agent`; remove caller/executor",
+        ),
+        (
+            "executor",
+            "0.2.0 binds tools with `agent`; remove caller/executor",
+        ),
+        (
+            "type",
+            "the key is `tool_type` (Agent_Tool, UI_Tool or UI_Surface)",
+        ),
         ("name", "the tool name is its `function`; remove `name`"),
-        ("integration", "tools declare no integration in 0.2.0; remove it"),
+        (
+            "integration",
+            "tools declare no integration in 0.2.0; remove it",
+        ),
     ],
     rules: &[tool_ui_requirements, tool_outcome_requirements],
 };
@@ -916,15 +1275,48 @@ static LIFECYCLE_TOOL: Object = Object {
     name: "lifecycle tool",
     doc: "A function run at a run or agent event.",
     fields: &[
-        field("trigger", Kind::Enum { values: LIFECYCLE_TRIGGERS, nullable: false }, REQ,
-            "before_chat, after_chat, before_agent, after_agent, on_start, on_complete or on_fail."),
-        field("agent", TEXT_OPT, Default::Null, "The agent for agent-level triggers; null for on_start/on_complete/on_fail."),
+        field(
+            "trigger",
+            Kind::Enum {
+                values: LIFECYCLE_TRIGGERS,
+                nullable: false,
+            },
+            REQ,
+            "before_chat, after_chat, before_agent, after_agent, on_start, on_complete or on_fail.",
+        ),
+        field(
+            "agent",
+            TEXT_OPT,
+            Default::Null,
+            "The agent for agent-level triggers; null for on_start/on_complete/on_fail.",
+        ),
         field("file", TEXT_REQ, REQ, "Python file, resolved like tools."),
         field("function", TEXT_REQ, REQ, "Function in that file."),
         field("description", TEXT_OPT, Default::Null, "What it does."),
-        field("tool_type", Kind::ToolType { nullable: true }, Default::Str("Agent_Tool"), "Same rules as tools."),
-        field("ui", Kind::Object { shape: &TOOL_UI, nullable: true }, Default::Null, "UI block for UI types."),
-        field("ui_contract", Kind::Object { shape: &UI_CONTRACT, nullable: true }, Default::Null, "UI_Tool only."),
+        field(
+            "tool_type",
+            Kind::ToolType { nullable: true },
+            Default::Str("Agent_Tool"),
+            "Same rules as tools.",
+        ),
+        field(
+            "ui",
+            Kind::Object {
+                shape: &TOOL_UI,
+                nullable: true,
+            },
+            Default::Null,
+            "UI block for UI types.",
+        ),
+        field(
+            "ui_contract",
+            Kind::Object {
+                shape: &UI_CONTRACT,
+                nullable: true,
+            },
+            Default::Null,
+            "UI_Tool only.",
+        ),
     ],
     legacy: &[],
     rules: &[tool_ui_requirements, lifecycle_agent_rule],
@@ -948,9 +1340,27 @@ static UI_CONTRACT: Object = Object {
     name: "ui_contract",
     doc: "The payload and actions of an interactive UI tool.",
     fields: &[
-        field("surface_kind", Kind::Enum { values: &["agent_tool"], nullable: false }, Default::Str("agent_tool"), "Only `agent_tool`."),
-        field("payload_schema", Kind::DictOrDefault, Default::Null, "JSON Schema of the payload (an open object when empty)."),
-        field("actions_schema", Kind::ObjectList(&UI_ACTION), Default::EmptyList, "The actions the user can take."),
+        field(
+            "surface_kind",
+            Kind::Enum {
+                values: &["agent_tool"],
+                nullable: false,
+            },
+            Default::Str("agent_tool"),
+            "Only `agent_tool`.",
+        ),
+        field(
+            "payload_schema",
+            Kind::DictOrDefault,
+            Default::Null,
+            "JSON Schema of the payload (an open object when empty).",
+        ),
+        field(
+            "actions_schema",
+            Kind::ObjectList(&UI_ACTION),
+            Default::EmptyList,
+            "The actions the user can take.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -964,8 +1374,18 @@ static UI_ACTION: Object = Object {
         field("label", TEXT_OPT, Default::Null, "Button label."),
         field("description", TEXT_OPT, Default::Null, "What it does."),
         field("variant", TEXT_OPT, Default::Null, "Visual variant."),
-        field("approved", BOOL_OPT, Default::Null, "Whether the action approves."),
-        field("payload_schema", Kind::DictOrDefault, Default::Null, "JSON Schema of the action payload."),
+        field(
+            "approved",
+            BOOL_OPT,
+            Default::Null,
+            "Whether the action approves.",
+        ),
+        field(
+            "payload_schema",
+            Kind::DictOrDefault,
+            Default::Null,
+            "JSON Schema of the action payload.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -975,22 +1395,62 @@ static OUTCOME: Object = Object {
     name: "tool outcome",
     doc: "A finite tool result stored in a protected routing variable.",
     fields: &[
-        field("context_key", Kind::Text(TextKind::ExactName), REQ, "Routing variable that stores the outcome."),
-        field("attempts_key", Kind::Text(TextKind::ExactName), REQ, "Variable that counts attempts."),
-        field("result_field", Kind::Text(TextKind::ExactName), Default::Str("status"), "Key read from the tool's returned mapping."),
-        field("values", Kind::List(ListKind::Exact { non_empty: true }), REQ, "The possible outcomes (unique, at least one)."),
-        field("error_value", Kind::Text(TextKind::ExactName), REQ, "The outcome used on failure; one of `values`."),
-        field("max_attempts", Kind::Int { min: Some(1), max: Some(100), nullable: false, strict: true }, Default::Int(1),
-            "Attempt budget, 1–100 (a plain integer)."),
-        field("retry_on", Kind::List(ListKind::Exact { non_empty: false }), Default::EmptyList,
-            "Outcomes that allow another attempt; required exactly when max_attempts > 1."),
+        field(
+            "context_key",
+            Kind::Text(TextKind::ExactName),
+            REQ,
+            "Routing variable that stores the outcome.",
+        ),
+        field(
+            "attempts_key",
+            Kind::Text(TextKind::ExactName),
+            REQ,
+            "Variable that counts attempts.",
+        ),
+        field(
+            "result_field",
+            Kind::Text(TextKind::ExactName),
+            Default::Str("status"),
+            "Key read from the tool's returned mapping.",
+        ),
+        field(
+            "values",
+            Kind::List(ListKind::Exact { non_empty: true }),
+            REQ,
+            "The possible outcomes (unique, at least one).",
+        ),
+        field(
+            "error_value",
+            Kind::Text(TextKind::ExactName),
+            REQ,
+            "The outcome used on failure; one of `values`.",
+        ),
+        field(
+            "max_attempts",
+            Kind::Int {
+                min: Some(1),
+                max: Some(100),
+                nullable: false,
+                strict: true,
+            },
+            Default::Int(1),
+            "Attempt budget, 1–100 (a plain integer).",
+        ),
+        field(
+            "retry_on",
+            Kind::List(ListKind::Exact { non_empty: false }),
+            Default::EmptyList,
+            "Outcomes that allow another attempt; required exactly when max_attempts > 1.",
+        ),
     ],
     legacy: &[],
     rules: &[outcome_spec],
 };
 
 fn tool_ui_requirements(obj: &Obj, cx: &mut RuleContext<'_>) {
-    let Some(tool_type) = obj.str("tool_type") else { return };
+    let Some(tool_type) = obj.str("tool_type") else {
+        return;
+    };
     let name = obj.str("function").unwrap_or("this tool");
     if tool_type == "Agent_Tool" {
         for key in ["ui", "ui_contract"] {
@@ -1105,7 +1565,11 @@ fn outcome_spec(obj: &Obj, cx: &mut RuleContext<'_>) {
             );
         }
     }
-    let values: Vec<&str> = obj.list("values").iter().filter_map(|i| i.as_str()).collect();
+    let values: Vec<&str> = obj
+        .list("values")
+        .iter()
+        .filter_map(|i| i.as_str())
+        .collect();
     if !obj.has("values") {
         return;
     }
@@ -1115,7 +1579,10 @@ fn outcome_spec(obj: &Obj, cx: &mut RuleContext<'_>) {
             cx.report(
                 Rule::ToolOutcomeSpec,
                 obj.value_range("error_value"),
-                format!("outcome `error_value` `{error_value}` must be one of `values` ({})", values.join(", ")),
+                format!(
+                    "outcome `error_value` `{error_value}` must be one of `values` ({})",
+                    values.join(", ")
+                ),
             );
         }
     }
@@ -1135,7 +1602,11 @@ fn outcome_spec(obj: &Obj, cx: &mut RuleContext<'_>) {
             let (key, msg) = if max > 1 {
                 ("max_attempts", format!("`max_attempts: {max}` allows retries, so `retry_on` must list the outcomes that may be retried"))
             } else {
-                ("retry_on", "`retry_on` needs `max_attempts` above 1 (there is no second attempt)".to_string())
+                (
+                    "retry_on",
+                    "`retry_on` needs `max_attempts` above 1 (there is no second attempt)"
+                        .to_string(),
+                )
             };
             cx.report(Rule::ToolOutcomeSpec, obj.key_range(key), msg);
         }
@@ -1186,8 +1657,18 @@ static TASK_BATCHES: Object = Object {
     doc: "Explicit batches and conveyors.",
     fields: &[
         field("version", Kind::VersionOne, Default::Int(1), "Always 1."),
-        field("batches", Kind::ObjectList(&BATCH), Default::EmptyList, "Explicit batches."),
-        field("conveyors", Kind::ObjectList(&CONVEYOR), Default::EmptyList, "Decomposition-driven conveyors (each becomes a batch)."),
+        field(
+            "batches",
+            Kind::ObjectList(&BATCH),
+            Default::EmptyList,
+            "Explicit batches.",
+        ),
+        field(
+            "conveyors",
+            Kind::ObjectList(&CONVEYOR),
+            Default::EmptyList,
+            "Decomposition-driven conveyors (each becomes a batch).",
+        ),
     ],
     legacy: &[],
     rules: &[batch_ids_unique],
@@ -1200,13 +1681,63 @@ static BATCH: Object = Object {
     doc: "An explicit task batch.",
     fields: &[
         field("id", TEXT_REQ, REQ, "Unique batch id."),
-        field("trigger_agent", TEXT_REQ, REQ, "The batch runs after this agent's validated output."),
-        field("source", Kind::Object { shape: &BATCH_SOURCE, nullable: false }, REQ, "Where the task list comes from."),
-        field("worker", Kind::Object { shape: &BATCH_WORKER, nullable: false }, Default::Object, "How a task maps to a worker call."),
-        field("execution", Kind::Object { shape: &BATCH_EXECUTION, nullable: false }, Default::Object, "Concurrency, dependencies, failure policy."),
-        field("result", Kind::Object { shape: &BATCH_RESULT, nullable: false }, REQ, "Where results and status are written."),
-        field("recovery", Kind::Object { shape: &BATCH_RECOVERY, nullable: true }, Default::Null, "Bounded continuation of failed tasks."),
-        field("allowed_execution_agents", list_clean(false, false, false, false), Default::EmptyList, "Restricts the worker agents."),
+        field(
+            "trigger_agent",
+            TEXT_REQ,
+            REQ,
+            "The batch runs after this agent's validated output.",
+        ),
+        field(
+            "source",
+            Kind::Object {
+                shape: &BATCH_SOURCE,
+                nullable: false,
+            },
+            REQ,
+            "Where the task list comes from.",
+        ),
+        field(
+            "worker",
+            Kind::Object {
+                shape: &BATCH_WORKER,
+                nullable: false,
+            },
+            Default::Object,
+            "How a task maps to a worker call.",
+        ),
+        field(
+            "execution",
+            Kind::Object {
+                shape: &BATCH_EXECUTION,
+                nullable: false,
+            },
+            Default::Object,
+            "Concurrency, dependencies, failure policy.",
+        ),
+        field(
+            "result",
+            Kind::Object {
+                shape: &BATCH_RESULT,
+                nullable: false,
+            },
+            REQ,
+            "Where results and status are written.",
+        ),
+        field(
+            "recovery",
+            Kind::Object {
+                shape: &BATCH_RECOVERY,
+                nullable: true,
+            },
+            Default::Null,
+            "Bounded continuation of failed tasks.",
+        ),
+        field(
+            "allowed_execution_agents",
+            list_clean(false, false, false, false),
+            Default::EmptyList,
+            "Restricts the worker agents.",
+        ),
     ],
     legacy: &[],
     rules: &[batch_recovery],
@@ -1216,10 +1747,22 @@ static BATCH_SOURCE: Object = Object {
     name: "task batch source",
     doc: "Where the tasks come from.",
     fields: &[
-        field("kind", Kind::Enum { values: &["context_variable", "structured_output"], nullable: false }, REQ,
-            "`context_variable` or `structured_output` (of the trigger agent)."),
+        field(
+            "kind",
+            Kind::Enum {
+                values: &["context_variable", "structured_output"],
+                nullable: false,
+            },
+            REQ,
+            "`context_variable` or `structured_output` (of the trigger agent).",
+        ),
         field("path", TEXT_REQ, REQ, "Dot path to the task list."),
-        field("task_model", TEXT_REQ, REQ, "Task model name or `${var}` (advisory)."),
+        field(
+            "task_model",
+            TEXT_REQ,
+            REQ,
+            "Task model name or `${var}` (advisory).",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -1229,10 +1772,33 @@ static BATCH_WORKER: Object = Object {
     name: "task batch worker",
     doc: "How a task item maps to a worker agent call.",
     fields: &[
-        field("mode", Kind::Enum { values: &["ag2_agent"], nullable: false }, Default::Str("ag2_agent"), "Only `ag2_agent`."),
-        field("agent_field", TEXT_REQ, Default::Str("initial_agent"), "Task field naming the worker agent."),
-        field("prompt_field", TEXT_REQ, Default::Str("initial_message"), "Task field holding the worker prompt."),
-        field("context_fields", list_clean(false, false, false, false), Default::EmptyList, "Task fields copied into the worker context."),
+        field(
+            "mode",
+            Kind::Enum {
+                values: &["ag2_agent"],
+                nullable: false,
+            },
+            Default::Str("ag2_agent"),
+            "Only `ag2_agent`.",
+        ),
+        field(
+            "agent_field",
+            TEXT_REQ,
+            Default::Str("initial_agent"),
+            "Task field naming the worker agent.",
+        ),
+        field(
+            "prompt_field",
+            TEXT_REQ,
+            Default::Str("initial_message"),
+            "Task field holding the worker prompt.",
+        ),
+        field(
+            "context_fields",
+            list_clean(false, false, false, false),
+            Default::EmptyList,
+            "Task fields copied into the worker context.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -1242,12 +1808,39 @@ static BATCH_EXECUTION: Object = Object {
     name: "task batch execution",
     doc: "Execution policy.",
     fields: &[
-        field("concurrency", int(Some(1), Some(32), false), Default::Int(4), "Tasks run at once, 1–32."),
-        field("dependency_field", TEXT_REQ, Default::Str("depends_on"), "Task field listing dependencies."),
-        field("failure_policy", Kind::Enum { values: FAILURE_POLICIES, nullable: false }, Default::Str("fail_batch"),
-            "fail_batch, continue_with_available or collect_errors."),
-        field("retry_limit", int(Some(0), Some(5), false), Default::Int(0), "Retries per task, 0–5."),
-        field("timeout_seconds", int(Some(1), None, true), Default::Null, "Per-attempt timeout (null: 120 s)."),
+        field(
+            "concurrency",
+            int(Some(1), Some(32), false),
+            Default::Int(4),
+            "Tasks run at once, 1–32.",
+        ),
+        field(
+            "dependency_field",
+            TEXT_REQ,
+            Default::Str("depends_on"),
+            "Task field listing dependencies.",
+        ),
+        field(
+            "failure_policy",
+            Kind::Enum {
+                values: FAILURE_POLICIES,
+                nullable: false,
+            },
+            Default::Str("fail_batch"),
+            "fail_batch, continue_with_available or collect_errors.",
+        ),
+        field(
+            "retry_limit",
+            int(Some(0), Some(5), false),
+            Default::Int(0),
+            "Retries per task, 0–5.",
+        ),
+        field(
+            "timeout_seconds",
+            int(Some(1), None, true),
+            Default::Null,
+            "Per-attempt timeout (null: 120 s).",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -1257,10 +1850,33 @@ static BATCH_RESULT: Object = Object {
     name: "task batch result",
     doc: "Where a batch writes its results.",
     fields: &[
-        field("context_key", TEXT_REQ, REQ, "Declared variable receiving the merged results."),
-        field("status_key", TEXT_REQ, REQ, "Declared variable receiving the batch status."),
-        field("merge_strategy", Kind::Enum { values: &["collect_task_outputs", "collect_outputs"], nullable: false }, Default::Str("collect_task_outputs"), "How outputs merge."),
-        field("require_owned_paths", BOOL, Default::Bool(true), "Tasks must declare owned_paths."),
+        field(
+            "context_key",
+            TEXT_REQ,
+            REQ,
+            "Declared variable receiving the merged results.",
+        ),
+        field(
+            "status_key",
+            TEXT_REQ,
+            REQ,
+            "Declared variable receiving the batch status.",
+        ),
+        field(
+            "merge_strategy",
+            Kind::Enum {
+                values: &["collect_task_outputs", "collect_outputs"],
+                nullable: false,
+            },
+            Default::Str("collect_task_outputs"),
+            "How outputs merge.",
+        ),
+        field(
+            "require_owned_paths",
+            BOOL,
+            Default::Bool(true),
+            "Tasks must declare owned_paths.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -1270,11 +1886,36 @@ static BATCH_RECOVERY: Object = Object {
     name: "task batch recovery",
     doc: "Bounded continuation of a batch's failed tasks.",
     fields: &[
-        field("trigger_agent", Kind::Text(TextKind::Min1), REQ, "Agent whose turn triggers recovery (not the batch trigger)."),
-        field("request_key", Kind::Text(TextKind::Min1), REQ, "Declared variable holding the recovery request."),
-        field("outcome_key", Kind::Text(TextKind::Min1), REQ, "Declared variable receiving the recovery outcome."),
-        field("status_key", Kind::Text(TextKind::Min1), REQ, "Declared variable receiving the recovery status."),
-        field("input_keys", Kind::List(ListKind::Raw), Default::EmptyList, "Declared variables the recovery reads."),
+        field(
+            "trigger_agent",
+            Kind::Text(TextKind::Min1),
+            REQ,
+            "Agent whose turn triggers recovery (not the batch trigger).",
+        ),
+        field(
+            "request_key",
+            Kind::Text(TextKind::Min1),
+            REQ,
+            "Declared variable holding the recovery request.",
+        ),
+        field(
+            "outcome_key",
+            Kind::Text(TextKind::Min1),
+            REQ,
+            "Declared variable receiving the recovery outcome.",
+        ),
+        field(
+            "status_key",
+            Kind::Text(TextKind::Min1),
+            REQ,
+            "Declared variable receiving the recovery status.",
+        ),
+        field(
+            "input_keys",
+            Kind::List(ListKind::Raw),
+            Default::EmptyList,
+            "Declared variables the recovery reads.",
+        ),
     ],
     legacy: &[],
     rules: &[],
@@ -1284,29 +1925,80 @@ static CONVEYOR: Object = Object {
     name: "conveyor",
     doc: "A decomposition agent's plan run by execution agents.",
     fields: &[
-        field("id", TEXT_REQ, REQ, "Unique id; results go to `<id>_results` and `<id>_status`."),
-        field("decomposition_agent", TEXT_REQ, REQ, "Agent whose output holds `DecompositionPlan.tasks`."),
-        field("execution_agents", list_clean(false, false, true, false), REQ, "Agents allowed to run tasks (at least one)."),
-        field("concurrency", int(Some(1), Some(32), false), Default::Int(4), "Tasks run at once, 1–32."),
-        field("failure_policy", Kind::Enum { values: FAILURE_POLICIES, nullable: false }, Default::Str("fail_batch"), "Failure policy."),
-        field("retry_limit", int(Some(0), Some(5), false), Default::Int(0), "Retries per task, 0–5."),
-        field("timeout_seconds", int(Some(1), None, true), Default::Null, "Per-attempt timeout."),
-        field("require_owned_paths", BOOL, Default::Bool(false), "Tasks must declare owned_paths."),
+        field(
+            "id",
+            TEXT_REQ,
+            REQ,
+            "Unique id; results go to `<id>_results` and `<id>_status`.",
+        ),
+        field(
+            "decomposition_agent",
+            TEXT_REQ,
+            REQ,
+            "Agent whose output holds `DecompositionPlan.tasks`.",
+        ),
+        field(
+            "execution_agents",
+            list_clean(false, false, true, false),
+            REQ,
+            "Agents allowed to run tasks (at least one).",
+        ),
+        field(
+            "concurrency",
+            int(Some(1), Some(32), false),
+            Default::Int(4),
+            "Tasks run at once, 1–32.",
+        ),
+        field(
+            "failure_policy",
+            Kind::Enum {
+                values: FAILURE_POLICIES,
+                nullable: false,
+            },
+            Default::Str("fail_batch"),
+            "Failure policy.",
+        ),
+        field(
+            "retry_limit",
+            int(Some(0), Some(5), false),
+            Default::Int(0),
+            "Retries per task, 0–5.",
+        ),
+        field(
+            "timeout_seconds",
+            int(Some(1), None, true),
+            Default::Null,
+            "Per-attempt timeout.",
+        ),
+        field(
+            "require_owned_paths",
+            BOOL,
+            Default::Bool(false),
+            "Tasks must declare owned_paths.",
+        ),
     ],
     legacy: &[],
     rules: &[],
 };
 
 fn batch_recovery(obj: &Obj, cx: &mut RuleContext<'_>) {
-    let Some(recovery) = obj.obj("recovery") else { return };
-    if obj.obj("source").and_then(|s| s.str("kind")).is_some_and(|k| k != "context_variable") {
+    let Some(recovery) = obj.obj("recovery") else {
+        return;
+    };
+    if obj
+        .obj("source")
+        .and_then(|s| s.str("kind"))
+        .is_some_and(|k| k != "context_variable")
+    {
         cx.report(
             Rule::TaskBatchRecovery,
             obj.key_range("recovery"),
             "a batch with `recovery` needs `source.kind: context_variable` (an authoritative task inventory)",
         );
     }
-    if recovery.str("trigger_agent").is_some() && recovery.str("trigger_agent") == obj.str("trigger_agent") {
+    if recovery.str("trigger_agent").is_some()
+        && recovery.str("trigger_agent") == obj.str("trigger_agent")
+    {
         cx.report(
             Rule::TaskBatchRecovery,
             recovery.value_range("trigger_agent"),
@@ -1315,11 +2007,23 @@ fn batch_recovery(obj: &Obj, cx: &mut RuleContext<'_>) {
     }
     let result = obj.obj("result");
     let keys: Vec<(&str, crate::syntax::TextRange)> = [
-        result.and_then(|r| r.str("context_key").map(|k| (k, r.value_range("context_key")))),
-        result.and_then(|r| r.str("status_key").map(|k| (k, r.value_range("status_key")))),
-        recovery.str("request_key").map(|k| (k, recovery.value_range("request_key"))),
-        recovery.str("outcome_key").map(|k| (k, recovery.value_range("outcome_key"))),
-        recovery.str("status_key").map(|k| (k, recovery.value_range("status_key"))),
+        result.and_then(|r| {
+            r.str("context_key")
+                .map(|k| (k, r.value_range("context_key")))
+        }),
+        result.and_then(|r| {
+            r.str("status_key")
+                .map(|k| (k, r.value_range("status_key")))
+        }),
+        recovery
+            .str("request_key")
+            .map(|k| (k, recovery.value_range("request_key"))),
+        recovery
+            .str("outcome_key")
+            .map(|k| (k, recovery.value_range("outcome_key"))),
+        recovery
+            .str("status_key")
+            .map(|k| (k, recovery.value_range("status_key"))),
     ]
     .into_iter()
     .flatten()

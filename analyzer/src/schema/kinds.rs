@@ -49,15 +49,23 @@ pub enum Kind {
         nullable: bool,
     },
     /// `enum.folded`: `tool_type`: `str()`, strip, lower, `-`→`_`.
-    ToolType { nullable: bool },
+    ToolType {
+        nullable: bool,
+    },
     /// `enum.lower?`: `condition_type`.
-    LowerEnum { values: &'static [&'static str] },
+    LowerEnum {
+        values: &'static [&'static str],
+    },
     /// `enum.catalog?`: UI catalogue ids (stripped, case-sensitive, nullable).
-    Catalog { values: &'static [&'static str] },
+    Catalog {
+        values: &'static [&'static str],
+    },
     /// `enum.int1`: task_batches `version` — the integer 1 (not a string).
     VersionOne,
     /// Lax bool.
-    Bool { nullable: bool },
+    Bool {
+        nullable: bool,
+    },
     /// Lax int with bounds; `strict` accepts only YAML ints.
     Int {
         min: Option<i64>,
@@ -66,7 +74,9 @@ pub enum Kind {
         strict: bool,
     },
     /// Lax float with a lower bound.
-    Float { min: f64 },
+    Float {
+        min: f64,
+    },
     List(ListKind),
     /// Writer ids and similar: every item one of `values`.
     EnumList {
@@ -76,13 +86,18 @@ pub enum Kind {
     /// ToolSpec `agent`: a string or a list of strings.
     StrOrList,
     /// A free mapping with string keys.
-    Dict { nullable: bool },
+    Dict {
+        nullable: bool,
+    },
     /// `payload_schema`: anything that is not a non-empty mapping is replaced.
     DictOrDefault,
     /// Kept exactly as YAML produced it.
     Any,
     /// A nested object. `nullable`: `null` allowed; otherwise required or defaulted.
-    Object { shape: &'static Object, nullable: bool },
+    Object {
+        shape: &'static Object,
+        nullable: bool,
+    },
     /// A list of objects.
     ObjectList(&'static Object),
     /// A mapping from names to objects.

@@ -58,8 +58,14 @@ pub struct RuleContext<'a> {
 }
 
 impl RuleContext<'_> {
-    pub fn report(&mut self, rule: crate::rules::Rule, range: TextRange, message: impl Into<String>) {
-        self.out
-            .push(crate::diagnostics::Diagnostic::new(rule, self.file, range, message));
+    pub fn report(
+        &mut self,
+        rule: crate::rules::Rule,
+        range: TextRange,
+        message: impl Into<String>,
+    ) {
+        self.out.push(crate::diagnostics::Diagnostic::new(
+            rule, self.file, range, message,
+        ));
     }
 }

@@ -3,7 +3,7 @@
 //! model layer lowers.
 
 use super::files::FileKind;
-use super::kinds::{reserved_context_name, Default, Kind, KeyKind, ListKind, TextKind};
+use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::{Object, RuleContext};
 use crate::diagnostics::{suggestion, Diagnostic, FileId};
 use crate::rules::Rule;
@@ -80,7 +80,9 @@ pub struct Obj {
 
 impl PartialEq for Obj {
     fn eq(&self, other: &Obj) -> bool {
-        std::ptr::eq(self.shape, other.shape) && self.range == other.range && self.fields == other.fields
+        std::ptr::eq(self.shape, other.shape)
+            && self.range == other.range
+            && self.fields == other.fields
     }
 }
 
@@ -247,7 +249,11 @@ fn quote_hint(node: &Node) -> &'static str {
         Some(s) if s.value == Value::Null => {
             " (an empty value is null, not the default: write a value or remove the key)"
         }
-        Some(s) if s.style == ScalarStyle::Plain && s.value.as_str().is_none() && !matches!(s.value, Value::Null) => {
+        Some(s)
+            if s.style == ScalarStyle::Plain
+                && s.value.as_str().is_none()
+                && !matches!(s.value, Value::Null) =>
+        {
             " (YAML 1.1 reads this unquoted text as a non-string: quote it)"
         }
         _ => "",
@@ -378,8 +384,9 @@ impl Validator<'_> {
             }
         }
         // Invalid values were kept only to silence "missing"; rules see valid ones.
-        obj.fields
-            .retain(|f| !matches!(&f.item.value, Norm::Any(n) if matches!(n.kind, NodeKind::Invalid)));
+        obj.fields.retain(
+            |f| !matches!(&f.item.value, Norm::Any(n) if matches!(n.kind, NodeKind::Invalid)),
+        );
         for rule in shape.rules {
             let mut cx = RuleContext {
                 file: self.file,
@@ -395,11 +402,17 @@ impl Validator<'_> {
         if matches!(node.kind, NodeKind::Invalid) {
             return None;
         }
-        let range = if node.range.is_empty() { key_range } else { node.range };
+        let range = if node.range.is_empty() {
+            key_range
+        } else {
+            node.range
+        };
         let item = |value| Some(Item { range, value });
         let scalar = node.as_scalar().map(|s| &s.value);
         match kind {
-            Kind::Text(text_kind) => self.text(node, name, text_kind, range).map(|v| Item { range, value: v }),
+            Kind::Text(text_kind) => self
+                .text(node, name, text_kind, range)
+                .map(|v| Item { range, value: v }),
             Kind::Enum { values, nullable } => {
                 if nullable && node.is_null() {
                     return item(Norm::Null);
@@ -422,7 +435,12 @@ impl Validator<'_> {
                         self.report(
                             Rule::InvalidEnumValue,
                             range,
-                            format!("`{name}` must be one of {}, found {}{}", one_of(values), describe(node), quote_hint(node)),
+                            format!(
+                                "`{name}` must be one of {}, found {}{}",
+                                one_of(values),
+                                describe(node),
+                                quote_hint(node)
+                            ),
                         );
                         None
                     }
@@ -486,7 +504,10 @@ impl Validator<'_> {
                     self.report(
                         Rule::InvalidEnumValue,
                         range,
-                        format!("`{name}` must be one of {}, not `{text}`{legacy}", one_of(values)),
+                        format!(
+                            "`{name}` must be one of {}, not `{text}`{legacy}",
+                            one_of(values)
+                        ),
                     );
                     None
                 }
@@ -532,25 +553,46 @@ impl Validator<'_> {
                         self.report(
                             Rule::WrongType,
                             range,
-                            format!("`{name}` must be `true` or `false`, found {}", describe(node)),
+                            format!(
+                                "`{name}` must be `true` or `false`, found {}",
+                                describe(node)
+                            ),
                         );
                         None
                     }
                 }
             }
-            Kind::Int { min, max, nullable, strict } => {
+            Kind::Int {
+                min,
+                max,
+                nullable,
+                strict,
+            } => {
                 let (value, coerced) = match scalar {
                     Some(Value::Int(i)) => (Some(*i), false),
-                    Some(Value::BigInt(d)) => (Some(if d.starts_with('-') { i128::MIN } else { i128::MAX }), false),
+                    Some(Value::BigInt(d)) => (
+                        Some(if d.starts_with('-') {
+                            i128::MIN
+                        } else {
+                            i128::MAX
+                        }),
+                        false,
+                    ),
                     Some(Value::Null) if nullable => return item(Norm::Null),
                     _ if strict => (None, false),
                     Some(Value::Bool(b)) => (Some(*b as i128), true),
-                    Some(Value::Float(f)) if f.is_finite() && f.fract() == 0.0 => (Some(*f as i128), true),
+                    Some(Value::Float(f)) if f.is_finite() && f.fract() == 0.0 => {
+                        (Some(*f as i128), true)
+                    }
                     Some(Value::Str(s)) => (python_int(s), true),
                     _ => (None, false),
                 };
                 let Some(n) = value else {
-                    let how = if strict { " written as a plain YAML integer (no quotes, no decimal point)" } else { "" };
+                    let how = if strict {
+                        " written as a plain YAML integer (no quotes, no decimal point)"
+                    } else {
+                        ""
+                    };
                     self.report(
                         Rule::WrongType,
                         range,
@@ -591,11 +633,22 @@ impl Validator<'_> {
                 };
                 match value {
                     None => {
-                        self.report(Rule::WrongType, range, format!("`{name}` must be a number, found {}", describe(node)));
+                        self.report(
+                            Rule::WrongType,
+                            range,
+                            format!("`{name}` must be a number, found {}", describe(node)),
+                        );
                         None
                     }
                     Some(f) if f < min => {
-                        self.report(Rule::OutOfRange, range, format!("`{name}` must be at least {min}, found {}", node.python_str()));
+                        self.report(
+                            Rule::OutOfRange,
+                            range,
+                            format!(
+                                "`{name}` must be at least {min}, found {}",
+                                node.python_str()
+                            ),
+                        );
                         None
                     }
                     Some(f) => {
@@ -610,7 +663,9 @@ impl Validator<'_> {
                     }
                 }
             }
-            Kind::List(list_kind) => self.list(node, name, list_kind, range).map(|v| Item { range, value: v }),
+            Kind::List(list_kind) => self
+                .list(node, name, list_kind, range)
+                .map(|v| Item { range, value: v }),
             Kind::EnumList { values, dedupe } => {
                 let items = self.seq(node, name)?;
                 let mut out: Vec<Item> = Vec::new();
@@ -619,7 +674,10 @@ impl Validator<'_> {
                     match it.as_str() {
                         Some(s) if values.contains(&s) => {
                             if !(dedupe && out.iter().any(|o| o.as_str() == Some(s))) {
-                                out.push(Item { range: it.range, value: Norm::Str(s.into()) });
+                                out.push(Item {
+                                    range: it.range,
+                                    value: Norm::Str(s.into()),
+                                });
                             }
                         }
                         other => {
@@ -632,17 +690,24 @@ impl Validator<'_> {
                             self.report(
                                 Rule::InvalidEnumValue,
                                 it.range,
-                                format!("{} is not an allowed `{name}` entry{extra}; allowed: {}", describe(it), values.join(", ")),
+                                format!(
+                                    "{} is not an allowed `{name}` entry{extra}; allowed: {}",
+                                    describe(it),
+                                    values.join(", ")
+                                ),
                             );
                         }
                     }
                 }
-                ok.then(|| Item { range, value: Norm::List(out) })
+                ok.then_some(Item {
+                    range,
+                    value: Norm::List(out),
+                })
             }
             Kind::StrOrList => match &node.kind {
-                NodeKind::Scalar(_) if node.as_str().is_some() => {
-                    self.text(node, name, TextKind::Required, range).map(|v| Item { range, value: v })
-                }
+                NodeKind::Scalar(_) if node.as_str().is_some() => self
+                    .text(node, name, TextKind::Required, range)
+                    .map(|v| Item { range, value: v }),
                 NodeKind::Seq(items) => {
                     let mut out: Vec<Item> = Vec::new();
                     for it in items {
@@ -661,7 +726,11 @@ impl Validator<'_> {
                         }
                     }
                     if out.is_empty() {
-                        self.report(Rule::EmptyValue, range, format!("the `{name}` list must name at least one agent"));
+                        self.report(
+                            Rule::EmptyValue,
+                            range,
+                            format!("the `{name}` list must name at least one agent"),
+                        );
                         return None;
                     }
                     item(Norm::List(out))
@@ -670,25 +739,45 @@ impl Validator<'_> {
                     self.report(
                         Rule::WrongType,
                         range,
-                        format!("`{name}` must be an agent name or a list of agent names, found {}", describe(node)),
+                        format!(
+                            "`{name}` must be an agent name or a list of agent names, found {}",
+                            describe(node)
+                        ),
                     );
                     None
                 }
             },
             Kind::Dict { nullable } => match &node.kind {
-                NodeKind::Scalar(Scalar { value: Value::Null, .. }) if nullable => item(Norm::Null),
+                NodeKind::Scalar(Scalar {
+                    value: Value::Null, ..
+                }) if nullable => item(Norm::Null),
                 NodeKind::Map(entries) => {
                     let mut ok = true;
                     for e in entries {
                         if e.key.as_str().is_none() && !matches!(e.key.kind, NodeKind::Invalid) {
                             ok = false;
-                            self.report(Rule::WrongType, e.key.range, format!("keys of `{name}` must be strings, found {}{}", describe(&e.key), quote_hint(&e.key)));
+                            self.report(
+                                Rule::WrongType,
+                                e.key.range,
+                                format!(
+                                    "keys of `{name}` must be strings, found {}{}",
+                                    describe(&e.key),
+                                    quote_hint(&e.key)
+                                ),
+                            );
                         }
                     }
-                    ok.then(|| Item { range, value: Norm::Any(node.clone()) })
+                    ok.then(|| Item {
+                        range,
+                        value: Norm::Any(node.clone()),
+                    })
                 }
                 _ => {
-                    self.report(Rule::WrongType, range, format!("`{name}` must be a mapping, found {}", describe(node)));
+                    self.report(
+                        Rule::WrongType,
+                        range,
+                        format!("`{name}` must be a mapping, found {}", describe(node)),
+                    );
                     None
                 }
             },
@@ -701,7 +790,11 @@ impl Validator<'_> {
                     self.report(
                         Rule::WrongType,
                         range,
-                        format!("`{name}` must be a mapping ({}), found {}", shape.name, describe(node)),
+                        format!(
+                            "`{name}` must be a mapping ({}), found {}",
+                            shape.name,
+                            describe(node)
+                        ),
                     );
                     return None;
                 }
@@ -713,34 +806,73 @@ impl Validator<'_> {
                 for it in items {
                     if it.as_map().is_none() {
                         if !matches!(it.kind, NodeKind::Invalid) {
-                            self.report(Rule::WrongType, it.range, format!("each `{name}` entry must be a mapping ({}), found {}", shape.name, describe(it)));
-                        }
-                        continue;
-                    }
-                    let anchor = it.as_map().and_then(|m| m.first()).map_or(it.range, |e| e.key.range);
-                    out.push(Item { range: it.range, value: Norm::Obj(self.object(it, shape, anchor)) });
-                }
-                item(Norm::List(out))
-            }
-            Kind::ObjectMap { shape, key, non_empty } => {
-                let entries = self.map_entries(node, name)?;
-                let mut out = Vec::new();
-                for e in entries {
-                    let Some(k) = self.map_key(e, name, key) else { continue };
-                    if e.value.as_map().is_none() {
-                        if !matches!(e.value.kind, NodeKind::Invalid) {
                             self.report(
                                 Rule::WrongType,
-                                if e.value.range.is_empty() { e.key.range } else { e.value.range },
-                                format!("`{name}.{}` must be a mapping ({}), found {}", k.as_str().unwrap_or(""), shape.name, describe(&e.value)),
+                                it.range,
+                                format!(
+                                    "each `{name}` entry must be a mapping ({}), found {}",
+                                    shape.name,
+                                    describe(it)
+                                ),
                             );
                         }
                         continue;
                     }
-                    out.push((k, Item { range: e.value.range, value: Norm::Obj(self.object(&e.value, shape, e.key.range)) }));
+                    let anchor = it
+                        .as_map()
+                        .and_then(|m| m.first())
+                        .map_or(it.range, |e| e.key.range);
+                    out.push(Item {
+                        range: it.range,
+                        value: Norm::Obj(self.object(it, shape, anchor)),
+                    });
+                }
+                item(Norm::List(out))
+            }
+            Kind::ObjectMap {
+                shape,
+                key,
+                non_empty,
+            } => {
+                let entries = self.map_entries(node, name)?;
+                let mut out = Vec::new();
+                for e in entries {
+                    let Some(k) = self.map_key(e, name, key) else {
+                        continue;
+                    };
+                    if e.value.as_map().is_none() {
+                        if !matches!(e.value.kind, NodeKind::Invalid) {
+                            self.report(
+                                Rule::WrongType,
+                                if e.value.range.is_empty() {
+                                    e.key.range
+                                } else {
+                                    e.value.range
+                                },
+                                format!(
+                                    "`{name}.{}` must be a mapping ({}), found {}",
+                                    k.as_str().unwrap_or(""),
+                                    shape.name,
+                                    describe(&e.value)
+                                ),
+                            );
+                        }
+                        continue;
+                    }
+                    out.push((
+                        k,
+                        Item {
+                            range: e.value.range,
+                            value: Norm::Obj(self.object(&e.value, shape, e.key.range)),
+                        },
+                    ));
                 }
                 if non_empty && entries.is_empty() {
-                    self.report(Rule::EmptyValue, range, format!("`{name}` must not be empty"));
+                    self.report(
+                        Rule::EmptyValue,
+                        range,
+                        format!("`{name}` must not be empty"),
+                    );
                 }
                 item(Norm::Map(out))
             }
@@ -748,18 +880,41 @@ impl Validator<'_> {
                 let entries = self.map_entries(node, name)?;
                 let mut out = Vec::new();
                 for e in entries {
-                    let Some(k) = self.map_key(e, name, KeyKind::Name) else { continue };
-                    let range = if e.value.range.is_empty() { e.key.range } else { e.value.range };
+                    let Some(k) = self.map_key(e, name, KeyKind::Name) else {
+                        continue;
+                    };
+                    let range = if e.value.range.is_empty() {
+                        e.key.range
+                    } else {
+                        e.value.range
+                    };
                     let value = match &e.value.kind {
-                        NodeKind::Scalar(Scalar { value: Value::Null, .. }) => Norm::Null,
-                        NodeKind::Scalar(Scalar { value: Value::Str(s), .. }) if !s.trim().is_empty() => Norm::Str(s.trim().to_string()),
-                        NodeKind::Scalar(Scalar { value: Value::Str(_), .. }) => {
+                        NodeKind::Scalar(Scalar {
+                            value: Value::Null, ..
+                        }) => Norm::Null,
+                        NodeKind::Scalar(Scalar {
+                            value: Value::Str(s),
+                            ..
+                        }) if !s.trim().is_empty() => Norm::Str(s.trim().to_string()),
+                        NodeKind::Scalar(Scalar {
+                            value: Value::Str(_),
+                            ..
+                        }) => {
                             self.report(Rule::EmptyValue, range, format!("registry[{}] must name a model, or be null for no structured output", k.as_str().unwrap_or("")));
                             continue;
                         }
                         NodeKind::Invalid => continue,
                         _ => {
-                            self.report(Rule::WrongType, range, format!("registry[{}] must be a model name or null, found {}{}", k.as_str().unwrap_or(""), describe(&e.value), quote_hint(&e.value)));
+                            self.report(
+                                Rule::WrongType,
+                                range,
+                                format!(
+                                    "registry[{}] must be a model name or null, found {}{}",
+                                    k.as_str().unwrap_or(""),
+                                    describe(&e.value),
+                                    quote_hint(&e.value)
+                                ),
+                            );
                             continue;
                         }
                     };
@@ -771,7 +926,9 @@ impl Validator<'_> {
                 let entries = self.map_entries(node, name)?;
                 let mut out = Vec::new();
                 for e in entries {
-                    let Some(k) = self.map_key(e, name, KeyKind::Name) else { continue };
+                    let Some(k) = self.map_key(e, name, KeyKind::Name) else {
+                        continue;
+                    };
                     let model_name = k.as_str().unwrap_or("").to_string();
                     if e.value.as_map().is_none() {
                         if !matches!(e.value.kind, NodeKind::Invalid) {
@@ -800,7 +957,13 @@ impl Validator<'_> {
                             continue;
                         }
                     };
-                    out.push((k, Item { range: e.value.range, value: Norm::Obj(self.object(&e.value, shape, e.key.range)) }));
+                    out.push((
+                        k,
+                        Item {
+                            range: e.value.range,
+                            value: Norm::Obj(self.object(&e.value, shape, e.key.range)),
+                        },
+                    ));
                 }
                 item(Norm::Map(out))
             }
@@ -830,16 +993,26 @@ impl Validator<'_> {
                 }
             };
             let trimmed = text.trim();
-            return Some(if trimmed.is_empty() { Norm::Null } else { Norm::Str(trimmed.to_string()) });
+            return Some(if trimmed.is_empty() {
+                Norm::Null
+            } else {
+                Norm::Str(trimmed.to_string())
+            });
         }
         let text = match scalar {
             Some(Value::Str(s)) => s.as_str(),
-            Some(Value::Binary(b)) => return Some(Norm::Str(String::from_utf8_lossy(b).trim().to_string())),
+            Some(Value::Binary(b)) => {
+                return Some(Norm::Str(String::from_utf8_lossy(b).trim().to_string()))
+            }
             _ => {
                 self.report(
                     Rule::WrongType,
                     range,
-                    format!("`{name}` must be a string, found {}{}", describe(node), quote_hint(node)),
+                    format!(
+                        "`{name}` must be a string, found {}{}",
+                        describe(node),
+                        quote_hint(node)
+                    ),
                 );
                 return None;
             }
@@ -847,17 +1020,32 @@ impl Validator<'_> {
         match kind {
             TextKind::Required | TextKind::OptionalRequired => {
                 if text.trim().is_empty() {
-                    self.report(Rule::EmptyValue, range, format!("`{name}` must be non-empty"));
+                    self.report(
+                        Rule::EmptyValue,
+                        range,
+                        format!("`{name}` must be non-empty"),
+                    );
                     return None;
                 }
                 Some(Norm::Str(text.trim().to_string()))
             }
             TextKind::ExactName => {
                 if text.is_empty() {
-                    self.report(Rule::EmptyValue, range, format!("`{name}` must be non-empty"));
+                    self.report(
+                        Rule::EmptyValue,
+                        range,
+                        format!("`{name}` must be non-empty"),
+                    );
                     None
                 } else if text != text.trim() {
-                    self.report(Rule::InvalidName, range, format!("`{name}` must have no surrounding whitespace: write {}", Value::Str(text.trim().into()).python_repr()));
+                    self.report(
+                        Rule::InvalidName,
+                        range,
+                        format!(
+                            "`{name}` must have no surrounding whitespace: write {}",
+                            Value::Str(text.trim().into()).python_repr()
+                        ),
+                    );
                     None
                 } else {
                     Some(Norm::Str(text.to_string()))
@@ -865,7 +1053,11 @@ impl Validator<'_> {
             }
             TextKind::Min1 => {
                 if text.is_empty() {
-                    self.report(Rule::EmptyValue, range, format!("`{name}` must be at least one character long"));
+                    self.report(
+                        Rule::EmptyValue,
+                        range,
+                        format!("`{name}` must be at least one character long"),
+                    );
                     return None;
                 }
                 Some(Norm::Str(text.to_string()))
@@ -879,7 +1071,11 @@ impl Validator<'_> {
             NodeKind::Seq(items) => Some(items),
             NodeKind::Invalid => None,
             _ => {
-                let hint = if node.is_null() { " (write [] for an empty list)" } else { "" };
+                let hint = if node.is_null() {
+                    " (write [] for an empty list)"
+                } else {
+                    ""
+                };
                 self.report(
                     Rule::WrongType,
                     node.range,
@@ -890,7 +1086,11 @@ impl Validator<'_> {
         }
     }
 
-    fn map_entries<'n>(&mut self, node: &'n Node, name: &str) -> Option<&'n [crate::syntax::Entry]> {
+    fn map_entries<'n>(
+        &mut self,
+        node: &'n Node,
+        name: &str,
+    ) -> Option<&'n [crate::syntax::Entry]> {
         match &node.kind {
             NodeKind::Map(entries) => Some(entries),
             NodeKind::Invalid => None,
@@ -903,7 +1103,11 @@ impl Validator<'_> {
                 None
             }
             _ => {
-                let hint = if node.is_null() { " (write {} for an empty mapping)" } else { "" };
+                let hint = if node.is_null() {
+                    " (write {} for an empty mapping)"
+                } else {
+                    ""
+                };
                 self.report(
                     Rule::WrongType,
                     node.range,
@@ -922,12 +1126,20 @@ impl Validator<'_> {
             self.report(
                 Rule::WrongType,
                 entry.key.range,
-                format!("names in `{name}` must be strings, found {}{}", describe(&entry.key), quote_hint(&entry.key)),
+                format!(
+                    "names in `{name}` must be strings, found {}{}",
+                    describe(&entry.key),
+                    quote_hint(&entry.key)
+                ),
             );
             return None;
         };
         if kind != KeyKind::Str && key.trim().is_empty() {
-            self.report(Rule::EmptyValue, entry.key.range, format!("a name in `{name}` must be non-empty"));
+            self.report(
+                Rule::EmptyValue,
+                entry.key.range,
+                format!("a name in `{name}` must be non-empty"),
+            );
             return None;
         }
         if kind == KeyKind::ReservedName {
@@ -936,11 +1148,19 @@ impl Validator<'_> {
                 return None;
             }
         }
-        Some(Item { range: entry.key.range, value: Norm::Str(key.to_string()) })
+        Some(Item {
+            range: entry.key.range,
+            value: Norm::Str(key.to_string()),
+        })
     }
 
     fn list(&mut self, node: &Node, name: &str, kind: ListKind, range: TextRange) -> Option<Norm> {
-        let nullable = matches!(kind, ListKind::Clean { nullable: true, .. } | ListKind::Any { nullable: true, .. } | ListKind::Dicts { nullable: true });
+        let nullable = matches!(
+            kind,
+            ListKind::Clean { nullable: true, .. }
+                | ListKind::Any { nullable: true, .. }
+                | ListKind::Dicts { nullable: true }
+        );
         if nullable && node.is_null() {
             return Some(Norm::Null);
         }
@@ -950,13 +1170,26 @@ impl Validator<'_> {
         for it in items {
             let it_range = it.range;
             match kind {
-                ListKind::Any { .. } => out.push(Item { range: it_range, value: Norm::Any(it.clone()) }),
+                ListKind::Any { .. } => out.push(Item {
+                    range: it_range,
+                    value: Norm::Any(it.clone()),
+                }),
                 ListKind::Dicts { .. } => {
                     if it.as_map().is_some() {
-                        out.push(Item { range: it_range, value: Norm::Any(it.clone()) });
+                        out.push(Item {
+                            range: it_range,
+                            value: Norm::Any(it.clone()),
+                        });
                     } else {
                         ok = false;
-                        self.report(Rule::WrongType, it_range, format!("each `{name}` entry must be a mapping, found {}", describe(it)));
+                        self.report(
+                            Rule::WrongType,
+                            it_range,
+                            format!(
+                                "each `{name}` entry must be a mapping, found {}",
+                                describe(it)
+                            ),
+                        );
                     }
                 }
                 ListKind::Clean { reserved, .. } => match it.as_str() {
@@ -972,46 +1205,106 @@ impl Validator<'_> {
                                 continue;
                             }
                         }
-                        out.push(Item { range: it_range, value: Norm::Str(s.to_string()) });
+                        out.push(Item {
+                            range: it_range,
+                            value: Norm::Str(s.to_string()),
+                        });
                     }
                     None => {
                         ok = false;
-                        self.report(Rule::WrongType, it_range, format!("each `{name}` entry must be a string, found {}{}", describe(it), quote_hint(it)));
+                        self.report(
+                            Rule::WrongType,
+                            it_range,
+                            format!(
+                                "each `{name}` entry must be a string, found {}{}",
+                                describe(it),
+                                quote_hint(it)
+                            ),
+                        );
                     }
                 },
                 ListKind::Raw => match it.as_str() {
-                    Some(s) => out.push(Item { range: it_range, value: Norm::Str(s.to_string()) }),
+                    Some(s) => out.push(Item {
+                        range: it_range,
+                        value: Norm::Str(s.to_string()),
+                    }),
                     None => {
                         ok = false;
-                        self.report(Rule::WrongType, it_range, format!("each `{name}` entry must be a string, found {}{}", describe(it), quote_hint(it)));
+                        self.report(
+                            Rule::WrongType,
+                            it_range,
+                            format!(
+                                "each `{name}` entry must be a string, found {}{}",
+                                describe(it),
+                                quote_hint(it)
+                            ),
+                        );
                     }
                 },
-                ListKind::Exact { .. } => match it.as_str() {
-                    Some(s) if s.is_empty() || s != s.trim() => {
-                        ok = false;
-                        self.report(Rule::InvalidName, it_range, format!("`{name}` entries must be non-empty with no surrounding whitespace"));
+                ListKind::Exact { .. } => {
+                    match it.as_str() {
+                        Some(s) if s.is_empty() || s != s.trim() => {
+                            ok = false;
+                            self.report(Rule::InvalidName, it_range, format!("`{name}` entries must be non-empty with no surrounding whitespace"));
+                        }
+                        Some(s) if out.iter().any(|o| o.as_str() == Some(s)) => {
+                            ok = false;
+                            self.report(
+                                Rule::DuplicateName,
+                                it_range,
+                                format!("`{s}` appears twice in `{name}`; entries must be unique"),
+                            );
+                        }
+                        Some(s) => out.push(Item {
+                            range: it_range,
+                            value: Norm::Str(s.to_string()),
+                        }),
+                        None => {
+                            ok = false;
+                            self.report(
+                                Rule::WrongType,
+                                it_range,
+                                format!(
+                                    "each `{name}` entry must be a string, found {}{}",
+                                    describe(it),
+                                    quote_hint(it)
+                                ),
+                            );
+                        }
                     }
-                    Some(s) if out.iter().any(|o| o.as_str() == Some(s)) => {
-                        ok = false;
-                        self.report(Rule::DuplicateName, it_range, format!("`{s}` appears twice in `{name}`; entries must be unique"));
-                    }
-                    Some(s) => out.push(Item { range: it_range, value: Norm::Str(s.to_string()) }),
-                    None => {
-                        ok = false;
-                        self.report(Rule::WrongType, it_range, format!("each `{name}` entry must be a string, found {}{}", describe(it), quote_hint(it)));
-                    }
-                },
+                }
             }
         }
         if !ok {
             return None;
         }
-        let non_empty = matches!(kind, ListKind::Clean { non_empty: true, .. } | ListKind::Exact { non_empty: true } | ListKind::Any { non_empty: true, .. });
+        let non_empty = matches!(
+            kind,
+            ListKind::Clean {
+                non_empty: true,
+                ..
+            } | ListKind::Exact { non_empty: true }
+                | ListKind::Any {
+                    non_empty: true,
+                    ..
+                }
+        );
         if non_empty && out.is_empty() {
-            self.report(Rule::EmptyValue, range, format!("`{name}` must contain at least one entry"));
+            self.report(
+                Rule::EmptyValue,
+                range,
+                format!("`{name}` must contain at least one entry"),
+            );
             return None;
         }
-        if matches!(kind, ListKind::Clean { empty_to_null: true, .. }) && out.is_empty() {
+        if matches!(
+            kind,
+            ListKind::Clean {
+                empty_to_null: true,
+                ..
+            }
+        ) && out.is_empty()
+        {
             return Some(Norm::Null);
         }
         Some(Norm::List(out))
@@ -1058,7 +1351,11 @@ pub fn python_int(text: &str) -> Option<i128> {
 pub fn python_float(text: &str) -> Option<f64> {
     let t = text.trim().replace('_', "");
     match t.to_ascii_lowercase().trim_start_matches(['+', '-']) {
-        "inf" | "infinity" => Some(if t.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }),
+        "inf" | "infinity" => Some(if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }),
         "nan" => Some(f64::NAN),
         _ => t.parse().ok(),
     }

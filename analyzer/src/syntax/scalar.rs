@@ -183,11 +183,6 @@ pub fn python_float_repr(f: f64) -> String {
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if !(-4..16).contains(&exp) {
-        let mantissa = if mantissa.contains('.') {
-            mantissa.to_string()
-        } else {
-            mantissa.to_string()
-        };
         let sign = if exp < 0 { '-' } else { '+' };
         return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
@@ -361,9 +356,12 @@ fn construct_int(text: &str) -> Result<Value, ScalarError> {
         let mut total: i128 = 0;
         for part in body.split(':') {
             let n: i128 = part.parse().map_err(|_| invalid(10))?;
-            total = total.checked_mul(60).and_then(|t| t.checked_add(n)).ok_or_else(|| {
-                ScalarError("integer too large for this analyzer's resolution".into())
-            })?;
+            total = total
+                .checked_mul(60)
+                .and_then(|t| t.checked_add(n))
+                .ok_or_else(|| {
+                    ScalarError("integer too large for this analyzer's resolution".into())
+                })?;
         }
         return Ok(Value::Int(if negative { -total } else { total }));
     } else {
@@ -537,7 +535,9 @@ fn timestamp(text: &str) -> Option<Result<Value, ScalarError>> {
         return Some(Err(e));
     }
     if hour > 23 || minute > 59 || second > 59 {
-        return Some(Err(ScalarError("hour, minute or second out of range".into())));
+        return Some(Err(ScalarError(
+            "hour, minute or second out of range".into(),
+        )));
     }
     let mut shown = format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}");
     if !fraction.is_empty() {
@@ -557,11 +557,7 @@ fn timestamp(text: &str) -> Option<Result<Value, ScalarError>> {
 }
 
 fn take_digits(s: &str, min: usize, max: usize) -> Option<(u32, &str)> {
-    let n = s
-        .bytes()
-        .take(max)
-        .take_while(u8::is_ascii_digit)
-        .count();
+    let n = s.bytes().take(max).take_while(u8::is_ascii_digit).count();
     if n < min {
         return None;
     }
@@ -575,7 +571,7 @@ fn check_date(year: u32, month: u32, day: u32) -> Result<(), ScalarError> {
     if !(1..=12).contains(&month) {
         return Err(ScalarError("month must be in 1..12".into()));
     }
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let leap = (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400);
     let days = match month {
         2 if leap => 29,
         2 => 28,
@@ -627,7 +623,9 @@ mod tests {
 
     #[test]
     fn yaml_1_1_booleans_and_nulls() {
-        for t in ["yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"] {
+        for t in [
+            "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE",
+        ] {
             assert_eq!(plain(t), Value::Bool(true), "{t}");
         }
         for t in ["no", "NO", "off", "Off", "false", "FALSE"] {
@@ -663,10 +661,15 @@ mod tests {
         for (t, n) in cases {
             assert_eq!(plain(t), Value::Int(n), "{t}");
         }
-        for t in ["08", "09", "0o10", "0X1F", "_1000", "1:70", "0x", "1,000", "12abc"] {
+        for t in [
+            "08", "09", "0o10", "0X1F", "_1000", "1:70", "0x", "1,000", "12abc",
+        ] {
             assert_eq!(plain(t), Value::Str(t.into()), "{t}");
         }
-        assert!(matches!(plain("99999999999999999999999999999999999999999"), Value::BigInt(_)));
+        assert!(matches!(
+            plain("99999999999999999999999999999999999999999"),
+            Value::BigInt(_)
+        ));
         assert!(resolve_plain("0x_", false).is_err());
         assert!(resolve_plain("0b_", false).is_err());
         assert!(resolve_plain(&"9".repeat(5000), false).is_err());
@@ -682,7 +685,9 @@ mod tests {
         assert_eq!(plain("+.INF"), Value::Float(f64::INFINITY));
         assert_eq!(plain("-.Inf"), Value::Float(f64::NEG_INFINITY));
         assert!(matches!(plain(".NaN"), Value::Float(f) if f.is_nan()));
-        for t in ["1e3", "1e+3", "1.0e3", "-.5", "+.5", "6.5:30.5", "inf", "Infinity", "nan"] {
+        for t in [
+            "1e3", "1e+3", "1.0e3", "-.5", "+.5", "6.5:30.5", "inf", "Infinity", "nan",
+        ] {
             assert_eq!(plain(t), Value::Str(t.into()), "{t}");
         }
     }
@@ -735,7 +740,10 @@ mod tests {
         assert_eq!(resolve_tagged("TRUE", "bool"), Ok(Value::Bool(true)));
         assert!(resolve_tagged("maybe", "bool").is_err());
         assert_eq!(resolve_tagged("1e3", "float"), Ok(Value::Float(1000.0)));
-        assert_eq!(resolve_tagged("aGVsbG8=", "binary"), Ok(Value::Binary(b"hello".to_vec())));
+        assert_eq!(
+            resolve_tagged("aGVsbG8=", "binary"),
+            Ok(Value::Binary(b"hello".to_vec()))
+        );
         assert!(resolve_tagged("x", "python/tuple").is_err());
     }
 }

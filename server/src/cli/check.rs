@@ -23,7 +23,11 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths };
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths
+    };
     let mut bundles: Vec<PathBuf> = Vec::new();
     for path in &paths {
         if !path.exists() {
@@ -34,7 +38,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         let found = discover_bundles(&RealFs, &path);
         if found.is_empty() {
-            eprintln!("mzk: {}: no bundle found (a bundle is a folder holding orchestrator.yaml)", path.display());
+            eprintln!(
+                "mzk: {}: no bundle found (a bundle is a folder holding orchestrator.yaml)",
+                path.display()
+            );
             return ExitCode::from(2);
         }
         for bundle in found {
@@ -43,7 +50,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
         }
     }
-    let analyses: Vec<Analysis> = bundles.iter().map(|dir| analyze_bundle(&RealFs, dir)).collect();
+    let analyses: Vec<Analysis> = bundles
+        .iter()
+        .map(|dir| analyze_bundle(&RealFs, dir))
+        .collect();
     let mut located = Vec::new();
     let mut files = 0;
     for analysis in &analyses {
@@ -52,14 +62,22 @@ pub fn run(args: CheckArgs) -> ExitCode {
             located.push(Located::new(&analysis.bundle, diagnostic, &cwd));
         }
     }
-    let errors = located.iter().filter(|l| l.diagnostic.severity == Severity::Error).count();
+    let errors = located
+        .iter()
+        .filter(|l| l.diagnostic.severity == Severity::Error)
+        .count();
     let summary = report::Summary {
         bundles: analyses.len(),
         files,
         errors,
-        warnings: located.iter().filter(|l| l.diagnostic.severity == Severity::Warning).count(),
+        warnings: located
+            .iter()
+            .filter(|l| l.diagnostic.severity == Severity::Warning)
+            .count(),
     };
-    let color = !args.no_color && std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let color = !args.no_color
+        && std::env::var_os("NO_COLOR").is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let text = match args.output_format {
         OutputFormat::Full => report::full(&located, &summary, color),
         OutputFormat::Concise => report::concise(&located, &summary),

@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mzk_analyzer::rules::Rule;
 
 #[derive(Parser, Debug)]
-#[command(name = "mzk", version, about = "Language server, checker and runner for Mozaiks workflow bundles")]
+#[command(
+    name = "mzk",
+    version,
+    about = "Language server, checker and runner for Mozaiks workflow bundles"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,7 +53,9 @@ pub fn main() -> ExitCode {
         Err(err) => {
             let _ = err.print();
             return match err.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
                 _ => ExitCode::from(2),
             };
         }
@@ -69,7 +75,13 @@ pub fn main() -> ExitCode {
         Command::Rules => {
             for rule in Rule::ALL {
                 let info = rule.info();
-                println!("{}  {:<30} {:<8} {}", info.code, info.name, info.severity.as_str(), info.summary);
+                println!(
+                    "{}  {:<30} {:<8} {}",
+                    info.code,
+                    info.name,
+                    info.severity.as_str(),
+                    info.summary
+                );
             }
             ExitCode::SUCCESS
         }

@@ -28,16 +28,30 @@ pub struct Place<'a> {
 }
 
 impl<'a> Place<'a> {
-    fn new(bundle: &'a Bundle, file: mzk_analyzer::diagnostics::FileId, range: TextRange, cwd: &Path) -> Place<'a> {
+    fn new(
+        bundle: &'a Bundle,
+        file: mzk_analyzer::diagnostics::FileId,
+        range: TextRange,
+        cwd: &Path,
+    ) -> Place<'a> {
         let Some(f) = bundle.file(file) else {
             // Every diagnostic names a bundle file; stay total regardless.
             let origin = Position { line: 1, column: 1 };
-            return Place { path: super::check::display_path(&bundle.dir, cwd), text: "", range: TextRange::empty(0), start: origin, end: origin };
+            return Place {
+                path: super::check::display_path(&bundle.dir, cwd),
+                text: "",
+                range: TextRange::empty(0),
+                start: origin,
+                end: origin,
+            };
         };
         let index: &LineIndex = &f.line_index;
         let at = |offset| {
             let p = index.position(&f.text, offset, ColumnUnit::Char);
-            Position { line: p.line + 1, column: p.col + 1 }
+            Position {
+                line: p.line + 1,
+                column: p.col + 1,
+            }
         };
         Place {
             start: at(range.start),
@@ -113,7 +127,11 @@ pub fn concise(located: &[Located], summary: &Summary) -> String {
 }
 
 pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
-    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    let renderer = if color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     let mut out = String::new();
     for l in located {
         let level = match l.diagnostic.severity {
@@ -129,7 +147,8 @@ pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
         let mut others = Vec::new();
         for (place, message) in &l.related {
             if place.path == l.place.path {
-                snippet = snippet.annotation(AnnotationKind::Context.span(span(place)).label(*message));
+                snippet =
+                    snippet.annotation(AnnotationKind::Context.span(span(place)).label(*message));
             } else {
                 others.push(
                     Snippet::source(place.text)
@@ -146,7 +165,11 @@ pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
         for other in others {
             group = group.element(other);
         }
-        let help = format!("`mzk explain {}` documents {}", l.code(), l.diagnostic.rule.info().name);
+        let help = format!(
+            "`mzk explain {}` documents {}",
+            l.code(),
+            l.diagnostic.rule.info().name
+        );
         group = group.element(Level::HELP.message(help));
         let _ = writeln!(out, "{}\n", renderer.render(&[group]));
     }
@@ -190,7 +213,10 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
             "warnings": summary.warnings,
         },
     });
-    format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    )
 }
 
 fn sarif_level(severity: Severity) -> &'static str {
@@ -261,12 +287,17 @@ pub fn sarif(located: &[Located]) -> String {
             "results": results,
         }],
     });
-    format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default())
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    )
 }
 
 /// GitHub workflow commands: data escapes `%`, CR, LF; properties also `:` and `,`.
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {

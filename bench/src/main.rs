@@ -1,0 +1,102 @@
+//! In-process timings over a folder of bundles, printed as JSON:
+//! - `parse_only`: saphyr-parser's event stream over every YAML file (the floor
+//!   any YAML-based checker pays);
+//! - `syntax`: mzk's spanned tree with YAML 1.1 resolution;
+//! - `analysis`: mzk's whole analysis (discovery, read, parse, validate, lower, checks).
+//!
+//! Each is run `--iterations` times after a warm-up; median and minimum are
+//! reported in milliseconds.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::{analyze_bundle, discover_bundles, RealFs};
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            yaml_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            out.push(path);
+        }
+    }
+}
+
+fn measure(iterations: usize, mut f: impl FnMut() -> usize) -> (f64, f64, usize) {
+    let check = f(); // warm-up, and a value the optimiser cannot drop
+    let mut times: Vec<f64> = (0..iterations)
+        .map(|_| {
+            let start = Instant::now();
+            assert_eq!(f(), check);
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], times[0], check)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let root = PathBuf::from(
+        args.next()
+            .expect("usage: mzk-bench FOLDER [--iterations N]"),
+    );
+    let iterations = match (args.next().as_deref(), args.next()) {
+        (Some("--iterations"), Some(n)) => n.parse().expect("a number"),
+        _ => 30,
+    };
+    let bundles = discover_bundles(&RealFs, &root);
+    let mut files = Vec::new();
+    for bundle in &bundles {
+        yaml_files(bundle, &mut files);
+    }
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let bytes: usize = texts.iter().map(String::len).sum();
+
+    let parse_only = measure(iterations, || {
+        texts
+            .iter()
+            .map(|t| {
+                saphyr_parser::Parser::new_from_str(t)
+                    .take_while(Result::is_ok)
+                    .count()
+            })
+            .sum()
+    });
+    let syntax = measure(iterations, || {
+        texts
+            .iter()
+            .map(|t| {
+                let mut diagnostics = Vec::new();
+                let doc = mzk_analyzer::syntax::parse(t, FileId(0), &mut diagnostics);
+                doc.root.is_some() as usize + diagnostics.len()
+            })
+            .sum()
+    });
+    let analysis = measure(iterations, || {
+        discover_bundles(&RealFs, &root)
+            .iter()
+            .map(|b| analyze_bundle(&RealFs, b).diagnostics.len() + 1)
+            .sum()
+    });
+    let row = |(median, min, _): (f64, f64, usize)| {
+        format!("{{\"median_ms\": {median:.3}, \"min_ms\": {min:.3}}}")
+    };
+    println!(
+        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}}}",
+        bundles.len(),
+        files.len(),
+        row(parse_only),
+        row(syntax),
+        row(analysis)
+    );
+}

@@ -1,0 +1,171 @@
+//! `mzk` as a process: output formats, exit codes, explain and rules.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use mzk_tests::repo;
+use serde_json::Value;
+
+fn mzk(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("mzk runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn examples_pass_with_exit_status_zero() {
+    let out = mzk(&["check", "bundles"], &repo());
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        "0 errors, 0 warnings in 2 bundles (12 files)\n"
+    );
+}
+
+#[test]
+fn errors_give_exit_status_one_and_every_format_reports_them() {
+    let root = repo().join("tests/fixtures/tools");
+    let concise = mzk(&["check", "--output-format", "concise"], &root);
+    assert_eq!(concise.status.code(), Some(1));
+    let text = stdout(&concise);
+    assert!(
+        text.contains("Tooling/tools.yaml:40:5: error[MZ101] unknown key `autotoolcall`"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("14 errors, 0 warnings in 1 bundle (2 files)\n"),
+        "{text}"
+    );
+
+    let full = stdout(&mzk(&["check", "Tooling"], &root));
+    assert!(
+        full.contains("error[MZ101]: unknown key `autotoolcall`"),
+        "{full}"
+    );
+    assert!(full.contains("--> Tooling/tools.yaml:40:5"), "{full}");
+    assert!(full.contains("40 |     autotoolcall: true"), "{full}");
+    assert!(full.contains("^^^^^^^^^^^^"), "{full}");
+
+    let github = stdout(&mzk(&["check", "--output-format", "github"], &root));
+    assert!(
+        github.contains("::error file=Tooling/tools.yaml,line=40,col=5,endLine=40,endColumn=17,title=MZ101 unknown-key::unknown key `autotoolcall`"),
+        "{github}"
+    );
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let root = repo().join("tests/fixtures/contract");
+    let out = mzk(&["check", "--output-format", "json"], &root);
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["version"], 1);
+    let summary = &json["summary"];
+    assert_eq!(summary["bundles"], 1);
+    assert_eq!(summary["files"], 7);
+    assert_eq!(summary["warnings"], 0);
+    let diagnostics = json["diagnostics"].as_array().unwrap();
+    assert_eq!(
+        summary["errors"].as_u64().unwrap() as usize,
+        diagnostics.len()
+    );
+    let failure = diagnostics.iter().find(|d| d["code"] == "MZ122").unwrap();
+    assert_eq!(failure["name"], "failure-message-key");
+    assert_eq!(failure["severity"], "error");
+    assert_eq!(failure["path"], "Contract/orchestrator.yaml");
+    assert_eq!(failure["range"]["start"]["line"], 5);
+    assert_eq!(failure["range"]["start"]["column"], 22);
+    assert_eq!(failure["range"]["end"]["column"], 34);
+    assert_eq!(
+        failure["related"][0]["path"],
+        "Contract/context_variables.yaml"
+    );
+    assert_eq!(failure["related"][0]["message"], "declared here");
+    for d in diagnostics {
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["code", "message", "name", "path", "range", "related", "severity"]
+        );
+    }
+}
+
+#[test]
+fn sarif_output_is_sarif_2_1_0_with_rule_help() {
+    let root = repo().join("tests/fixtures/scalars");
+    let out = mzk(&["check", "--output-format", "sarif"], &root);
+    let sarif: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules.len() >= 33);
+    let results = run["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for result in results {
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+        assert!(rules[index]["help"]["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("## Fix"));
+        let region = &result["locations"][0]["physicalLocation"]["region"];
+        assert!(region["startLine"].as_u64().unwrap() >= 1);
+    }
+    assert!(results
+        .iter()
+        .any(|r| r["level"] == "warning" && r["ruleId"] == "MZ117"));
+}
+
+#[test]
+fn usage_errors_give_exit_status_two() {
+    assert_eq!(
+        mzk(&["check", "no/such/folder"], &repo()).status.code(),
+        Some(2)
+    );
+    assert_eq!(mzk(&["check", "docs"], &repo()).status.code(), Some(2));
+    assert_eq!(
+        mzk(&["check", "--output-format", "xml"], &repo())
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(mzk(&["explain", "MZ999"], &repo()).status.code(), Some(2));
+}
+
+#[test]
+fn explain_and_rules() {
+    let out = mzk(&["explain", "mz101"], &repo());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("# MZ101 unknown-key"));
+    let by_name = stdout(&mzk(&["explain", "duplicate-key"], &repo()));
+    assert!(by_name.starts_with("# MZ002 duplicate-key"));
+    let rules = stdout(&mzk(&["rules"], &repo()));
+    assert_eq!(rules.lines().count(), mzk_analyzer::rules::Rule::ALL.len());
+    assert!(rules.contains("MZ123  outcome-contract"));
+}
+
+#[test]
+fn a_broken_file_never_stops_the_others() {
+    let root = repo().join("tests/fixtures/syntax");
+    let out = stdout(&mzk(&["check", "--output-format", "concise"], &root));
+    // agents.yaml does not parse; orchestrator.yaml is still validated.
+    assert!(
+        out.contains("Broken/agents.yaml:3:29: error[MZ001]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Broken/orchestrator.yaml:6:1: warning[MZ002]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Broken/ui_config.yaml:1:1: error[MZ010]"),
+        "{out}"
+    );
+}

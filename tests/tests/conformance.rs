@@ -1,0 +1,27 @@
+//! Conformance with mozaiks 0.2.0: runs tests/conformance/run.py, which
+//! installs the reference from PyPI (cached), compares verdicts on the real
+//! bundles and on generated mutants, and prints the agreement table.
+//! It prints SKIP (and passes) only when PyPI is unreachable and nothing is cached.
+
+use std::process::Command;
+
+use mzk_tests::repo;
+
+#[test]
+fn mzk_agrees_with_the_reference_validator() {
+    let script = repo().join("tests/conformance/run.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg("--mzk")
+        .arg(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .output()
+        .expect("python3 is installed (the README's test command installs it)");
+    let text = String::from_utf8_lossy(&output.stdout);
+    println!("{text}");
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "conformance failed:\n{text}");
+    assert!(
+        text.contains("agreement: ") || text.starts_with("SKIP") || text.contains("\nSKIP"),
+        "the conformance script said nothing conclusive:\n{text}"
+    );
+}
