@@ -852,8 +852,10 @@ pub static SO_MODEL: Object = Object {
                 key: KeyKind::Name,
                 non_empty: true,
             },
-            REQ,
-            "The fields, keyed by name (at least one).",
+            // Pydantic does not validate defaults: an absent `fields` passes, a
+            // written empty one fails.
+            Default::EmptyMap,
+            "The fields, keyed by name (at least one when written).",
         ),
     ],
     legacy: &[],
