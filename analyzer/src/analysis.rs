@@ -62,6 +62,7 @@ impl FileSystem for RealFs {
 #[derive(Debug, Clone)]
 pub struct Analysis {
     pub bundle: Bundle,
+    pub symbols: model::SymbolTable,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -123,7 +124,9 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
             model::lower(&mut bundle, kind, id, &root);
         }
     }
-    crate::checks::run(&bundle, &mut diagnostics);
+    model::python::load(&mut bundle, fs);
+    let symbols = model::symbols::build(&bundle);
+    crate::checks::run(&bundle, &symbols, &mut diagnostics);
     diagnostics.sort_by(|a, b| {
         (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
             b.file,
@@ -136,6 +139,7 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
     diagnostics.dedup();
     Analysis {
         bundle,
+        symbols,
         diagnostics,
     }
 }

@@ -1,13 +1,23 @@
 //! Cross-file checks over the typed bundle, one module per rule family.
 
+mod authority;
 mod context_contract;
 mod outcome_contract;
+mod python;
+mod references;
+mod structured_outputs;
+mod task_batches;
 
 use crate::diagnostics::Diagnostic;
-use crate::model::Bundle;
+use crate::model::{Bundle, SymbolTable};
 
 /// Runs every cross-file check.
-pub fn run(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     context_contract::check(bundle, out);
     outcome_contract::check(bundle, out);
+    references::check(bundle, symbols, out);
+    structured_outputs::check(bundle, symbols, out);
+    authority::check(bundle, out);
+    task_batches::check(bundle, out);
+    python::check(bundle, out);
 }

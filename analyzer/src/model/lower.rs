@@ -21,6 +21,16 @@ impl Lower<'_> {
         obj.get(key).and_then(|i| self.name(i))
     }
 
+    /// A text field of an optional object, or its default pointing at `at`.
+    fn with_default(&self, obj: Option<&Obj>, key: &str, default: &str, at: TextRange) -> Name {
+        obj.and_then(|o| self.field(o, key))
+            .unwrap_or_else(|| Name {
+                text: default.to_string(),
+                file: self.file,
+                range: at,
+            })
+    }
+
     fn names(&self, items: &[Item]) -> Vec<Name> {
         items.iter().filter_map(|i| self.name(i)).collect()
     }
@@ -70,6 +80,14 @@ impl Lower<'_> {
             from = inner_end + 1;
         }
         refs
+    }
+}
+
+/// A nullable bool as written (`None` when absent or null).
+fn opt_bool(obj: &Obj, key: &str) -> Option<bool> {
+    match obj.get(key).map(|i| &i.value) {
+        Some(Norm::Bool(b)) => Some(*b),
+        _ => None,
     }
 }
 
@@ -169,10 +187,10 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     declared_type: l.field(def, "type"),
                     authority_class: l.field(def, "authority_class"),
                     writer_ids: def.get("writer_ids").map(|i| l.names(i.as_list())),
-                    persisted: def.get("persisted").and_then(|i| match i.value {
-                        Norm::Bool(b) => Some(b),
-                        _ => None,
-                    }),
+                    persisted: opt_bool(def, "persisted"),
+                    routing: opt_bool(def, "routing"),
+                    authorization: opt_bool(def, "authorization"),
+                    model_visible: opt_bool(def, "model_visible"),
                     source_type: source.and_then(|s| l.field(s, "type")),
                     default: source.and_then(|s| l.any(s, "default")),
                     triggers: source
@@ -181,6 +199,11 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                                 .filter_map(|t| {
                                     Some(ContextTrigger {
                                         trigger_type: l.field(t, "type")?,
+                                        has_equals: t.obj("match").is_some_and(|m| m.has("equals")),
+                                        empty_match: t
+                                            .obj("match")
+                                            .filter(|m| !["equals", "contains", "regex"].iter().any(|k| m.has(k)))
+                                            .map(|_| t.key_range("match")),
                                         agent: l.field(t, "agent"),
                                         tool: l.field(t, "tool"),
                                         range: t.range,
@@ -235,7 +258,20 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                         })
                     })
                     .collect();
-                bundle.models.push(ModelDef { name, kind, fields });
+                bundle.models.push(ModelDef {
+                    name,
+                    kind,
+                    fields,
+                    variants: l.names(def.list("variants")),
+                    values: def
+                        .list("values")
+                        .iter()
+                        .filter_map(|i| match &i.value {
+                            Norm::Any(node) => Some(node.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                });
             }
         }
         FileKind::Middleware => {
@@ -281,6 +317,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     tool_type: l.field(tool, "tool_type"),
                     auto_tool_call: tool.bool("auto_tool_call").unwrap_or(false),
                     bind_to_agent: tool.bool("bind_to_agent").unwrap_or(true),
+                    ui_component: tool.obj("ui").and_then(|u| l.field(u, "component")),
                     outcome: tool.obj("outcome").map(|o| Outcome {
                         range: o.range,
                         context_key: l.field(o, "context_key"),
@@ -301,9 +338,13 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
             }
         }
         FileKind::UiConfig => {
-            bundle.visual_agents = Some(match root.get("visual_agents").map(|i| &i.value) {
-                Some(Norm::List(items)) => Some(l.names(items)),
-                _ => None,
+            bundle.ui_config = Some(UiConfig {
+                file,
+                key_range: root.field("visual_agents").map(|f| f.key_range),
+                visual_agents: match root.get("visual_agents").map(|i| &i.value) {
+                    Some(Norm::List(items)) => Some(l.names(items)),
+                    _ => None,
+                },
             });
         }
         FileKind::TaskBatches => {
@@ -312,6 +353,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                 let Some(id) = l.field(batch, "id") else {
                     continue;
                 };
+                let at = id.range;
                 let result = batch.obj("result");
                 let recovery = batch.obj("recovery").map(|r| Recovery {
                     trigger_agent: l.field(r, "trigger_agent"),
@@ -330,6 +372,30 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     result_status_key: result.and_then(|r| l.field(r, "status_key")),
                     recovery,
                     allowed_execution_agents: l.names(batch.list("allowed_execution_agents")),
+                    source_path: batch.obj("source").and_then(|s| l.field(s, "path")),
+                    task_model: batch.obj("source").and_then(|s| l.field(s, "task_model")),
+                    agent_field: l.with_default(
+                        batch.obj("worker"),
+                        "agent_field",
+                        "initial_agent",
+                        at,
+                    ),
+                    prompt_field: l.with_default(
+                        batch.obj("worker"),
+                        "prompt_field",
+                        "initial_message",
+                        at,
+                    ),
+                    dependency_field: l.with_default(
+                        batch.obj("execution"),
+                        "dependency_field",
+                        "depends_on",
+                        at,
+                    ),
+                    context_fields: batch
+                        .obj("worker")
+                        .map(|w| l.names(w.list("context_fields")))
+                        .unwrap_or_default(),
                 });
             }
             for conveyor in l.objs(root, "conveyors") {
@@ -338,6 +404,12 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                 };
                 let derived = |suffix: &str| Name {
                     text: format!("{}_{suffix}", id.text),
+                    file,
+                    range: id.range,
+                };
+                // What a conveyor expands to, pointing at its id.
+                let derived_as = |text: &str| Name {
+                    text: text.to_string(),
                     file,
                     range: id.range,
                 };
@@ -350,6 +422,12 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     result_status_key: Some(derived("status")),
                     recovery: None,
                     allowed_execution_agents: l.names(conveyor.list("execution_agents")),
+                    source_path: Some(derived_as("DecompositionPlan.tasks")),
+                    task_model: Some(derived_as("DecomposedTask")),
+                    agent_field: derived_as("execution_agent"),
+                    prompt_field: derived_as("task_prompt"),
+                    dependency_field: derived_as("depends_on"),
+                    context_fields: Vec::new(),
                     id,
                 });
             }

@@ -2,9 +2,13 @@
 //! Every name and value keeps its file and byte range. Built from validated
 //! (possibly partial) files: what is valid is kept, what is not was reported.
 
+pub mod authority;
 mod lower;
+pub mod python;
+pub mod symbols;
 
 pub use lower::lower;
+pub use symbols::{SymbolKind, SymbolTable};
 
 use std::path::PathBuf;
 
@@ -53,13 +57,17 @@ pub struct Bundle {
     pub registry: Vec<RegistryEntry>,
     pub models: Vec<ModelDef>,
     pub middleware: Vec<Middleware>,
-    /// `Some` when ui_config.yaml exists: the list, or `None` inside for null.
-    pub visual_agents: Option<Option<Vec<Name>>>,
+    /// Present when ui_config.yaml exists.
+    pub ui_config: Option<UiConfig>,
     pub a2a_agents: Vec<A2aAgent>,
     /// Explicit batches and conveyors, conveyors expanded as the reference does.
     pub task_batches: Vec<TaskBatch>,
     /// True when extended_orchestration/task_batches.yaml exists.
     pub has_task_batches_file: bool,
+    /// Where each tool, lifecycle tool and middleware function lives.
+    pub bindings: Vec<python::Binding>,
+    /// The Python files those bindings name, parsed.
+    pub python: Vec<python::PythonFile>,
 }
 
 impl Bundle {
@@ -159,6 +167,9 @@ pub struct Variable {
     pub authority_class: Option<Name>,
     pub writer_ids: Option<Vec<Name>>,
     pub persisted: Option<bool>,
+    pub routing: Option<bool>,
+    pub authorization: Option<bool>,
+    pub model_visible: Option<bool>,
     pub source_type: Option<Name>,
     pub default: Option<Node>,
     pub triggers: Vec<ContextTrigger>,
@@ -169,6 +180,10 @@ pub struct Variable {
 #[derive(Debug, Clone)]
 pub struct ContextTrigger {
     pub trigger_type: Name,
+    /// The trigger matches with `equals` (infers the sentinel writer).
+    pub has_equals: bool,
+    /// `match` is written but names none of equals/contains/regex.
+    pub empty_match: Option<TextRange>,
     pub agent: Option<Name>,
     pub tool: Option<Name>,
     pub range: TextRange,
@@ -194,6 +209,7 @@ pub struct Tool {
     pub auto_tool_call: bool,
     pub bind_to_agent: bool,
     pub outcome: Option<Outcome>,
+    pub ui_component: Option<Name>,
 }
 
 #[derive(Debug, Clone)]
@@ -232,6 +248,10 @@ pub struct ModelDef {
     pub name: Name,
     pub kind: ModelKind,
     pub fields: Vec<ModelField>,
+    /// `type: union` members.
+    pub variants: Vec<Name>,
+    /// `type: literal` values, as YAML produced them.
+    pub values: Vec<Node>,
 }
 
 #[derive(Debug, Clone)]
@@ -249,6 +269,15 @@ pub struct Middleware {
     pub filename: Option<Name>,
     pub function: Option<Name>,
     pub range: TextRange,
+}
+
+#[derive(Debug, Clone)]
+pub struct UiConfig {
+    pub file: FileId,
+    /// The `visual_agents` key, when written.
+    pub key_range: Option<TextRange>,
+    /// The list; `None` when null or absent (every agent message is hidden).
+    pub visual_agents: Option<Vec<Name>>,
 }
 
 #[derive(Debug, Clone)]
@@ -272,6 +301,15 @@ pub struct TaskBatch {
     pub result_status_key: Option<Name>,
     pub recovery: Option<Recovery>,
     pub allowed_execution_agents: Vec<Name>,
+    /// `source.path` (conveyors: `DecompositionPlan.tasks`, with the id's range).
+    pub source_path: Option<Name>,
+    /// `source.task_model` (conveyors: `DecomposedTask`, with the id's range).
+    pub task_model: Option<Name>,
+    /// Task item fields the worker reads, as declared or defaulted.
+    pub agent_field: Name,
+    pub prompt_field: Name,
+    pub dependency_field: Name,
+    pub context_fields: Vec<Name>,
 }
 
 #[derive(Debug, Clone)]

@@ -82,6 +82,55 @@ rules! {
     UndeclaredVariable => ("MZ121", "undeclared-context-variable", Error, "A context variable is used but not declared in context_variables.yaml"),
     FailureMessageKey => ("MZ122", "failure-message-key", Error, "failure_message_key does not name a declared `type: string` variable"),
     OutcomeContract => ("MZ123", "outcome-contract", Error, "A tool outcome's variables or routes break the cross-file outcome contract"),
+
+    // MZ2xx: references across files (beyond the reference validator).
+    UnknownAgent => ("MZ201", "unknown-agent", Error, "A reference to an agent that agents.yaml does not define"),
+    UnknownVariable => ("MZ202", "unknown-variable", Warning, "A `${var}` task_model names an undeclared context variable"),
+    ReservedAgentName => ("MZ203", "reserved-agent-name", Warning, "An agent is named `user` or `terminate`, which the reserved meaning shadows"),
+    ToolCalledTarget => ("MZ204", "tool-called-target", Warning, "A tool_called condition names a tool its source agent cannot call"),
+    UnknownVisualAgent => ("MZ205", "unknown-visual-agent", Warning, "A ui_config visual agent matches no agent"),
+    UnknownA2aAgent => ("MZ206", "unknown-a2a-agent", Warning, "An a2a.yaml agent has no agents.yaml entry and is ignored"),
+    DuplicateTool => ("MZ207", "duplicate-tool", Warning, "Two tools with the same function are bound to one agent"),
+    MissingInitialAgent => ("MZ208", "missing-initial-agent", Error, "orchestrator.yaml sets no initial_agent"),
+    TransitionTarget => ("MZ209", "transition-target", Error, "A transition_target the graph compiler refuses, or one that does not fit the target agent"),
+    HiddenAgentMessages => ("MZ210", "hidden-agent-messages", Warning, "ui_config.yaml hides every agent message (visual_agents null or missing)"),
+
+    // MZ4xx: context authority and routing conditions.
+    ConditionValueType => ("MZ401", "condition-value-type", Warning, "A context_equals value that can never equal the variable's declared type"),
+    ExpressionSyntax => ("MZ402", "expression-syntax", Error, "A context_expression outside the grammar mozaiks 0.2.0 compiles"),
+    RoutingVariableAuthority => ("MZ403", "routing-variable-authority", Error, "A variable read by a rule is not routing state with a deterministic writer"),
+    AuthorityConflict => ("MZ404", "authority-conflict", Error, "A variable declaration the authority policy refuses at run start"),
+    WriteRefused => ("MZ405", "write-refused", Warning, "A declared write that the variable's authority refuses"),
+    AuthorityNamePattern => ("MZ406", "authority-name-pattern", Warning, "A variable name that silently infers an immutable or quality authority class"),
+    MissingConditionValue => ("MZ407", "missing-condition-value", Warning, "A context_equals rule without condition_value compares with null"),
+    DefaultType => ("MZ408", "default-type", Warning, "A context variable default that its declared type does not admit"),
+    EmptyTriggerMatch => ("MZ409", "empty-trigger-match", Error, "A trigger `match` with none of equals, contains or regex"),
+
+    // MZ5xx: Python bindings, read and never imported.
+    PythonFileNotFound => ("MZ501", "python-file-not-found", Error, "A tool, lifecycle or middleware file that does not exist"),
+    PythonPathOutside => ("MZ502", "python-path-outside", Error, "A Python file path that is absolute or leaves the workflows root"),
+    PythonFunctionNotFound => ("MZ503", "python-function-not-found", Error, "The named function is not defined at the module's top level"),
+    PythonSyntax => ("MZ504", "python-syntax-error", Error, "A bound Python file does not parse"),
+    ToolSignature => ("MZ505", "tool-signature", Error, "A tool or middleware function cannot take the call mozaiks makes"),
+    LifecycleSignature => ("MZ506", "lifecycle-signature", Warning, "A lifecycle function cannot take the call its trigger makes"),
+    DeadLifecycleTrigger => ("MZ507", "dead-lifecycle-trigger", Warning, "A lifecycle trigger that mozaiks 0.2.0 never calls"),
+    UnboundTool => ("MZ508", "unbound-tool", Warning, "An LLM tool of an auto-tool agent, which is never offered"),
+    UndeclaredWrite => ("MZ509", "undeclared-write", Warning, "Python code writes a context variable that is not declared"),
+    AutoToolArgument => ("MZ510", "auto-tool-argument", Warning, "An auto tool parameter without a default that no model field or runtime argument fills"),
+
+    // MZ6xx: structured outputs as the runtime builds them.
+    UnknownFieldType => ("MZ601", "unknown-field-type", Error, "A structured-output field type mozaiks cannot build"),
+    ModelCycle => ("MZ602", "model-cycle", Error, "A structured-output definition depends on itself"),
+    MissingRegistryModel => ("MZ603", "missing-registry-model", Error, "An agent requires structured outputs but has no registry model"),
+    RegistryNotRequired => ("MZ604", "registry-not-required", Warning, "An agent has a registry model but does not require structured outputs"),
+    AutoToolWithoutModel => ("MZ605", "auto-tool-without-model", Error, "An agent owns an auto tool but has no structured output model"),
+    UnusedModel => ("MZ606", "unused-model", Warning, "A structured-output definition nothing refers to"),
+
+    // MZ7xx: task batches and conveyors.
+    TaskModel => ("MZ701", "task-model", Warning, "A static task_model that is not a model definition"),
+    WorkerField => ("MZ702", "worker-field", Warning, "A worker or dependency field that the task model does not have"),
+    ConveyorPlan => ("MZ703", "conveyor-plan", Error, "A conveyor's decomposition agent cannot produce DecompositionPlan.tasks"),
+    BatchSourcePath => ("MZ704", "batch-source-path", Warning, "A structured_output task source path that the trigger agent's model does not have"),
 }
 
 impl Rule {

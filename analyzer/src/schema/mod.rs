@@ -4,7 +4,7 @@
 //! contracts do. This description is the single source for validation,
 //! completion, hover and JSON Schema export: no other code lists keys.
 
-mod files;
+pub mod files;
 mod kinds;
 mod validate;
 

@@ -1,6 +1,8 @@
 //! The syntax layer: text → spanned YAML tree (and, later, Python symbols).
 
+pub mod expression;
 pub mod line_index;
+pub mod python;
 pub mod scalar;
 pub mod yaml;
 

@@ -1,0 +1,305 @@
+//! MZ6xx: structured outputs as mozaiks 0.2.0 builds them at run start: the
+//! field-type grammar, references between definitions, cycles, and the
+//! registry against agents.yaml (bundle-format §12, runtime-semantics §5.1).
+
+use std::collections::HashMap;
+
+use crate::diagnostics::{suggestion, Diagnostic};
+use crate::model::symbols::{RefSite, Resolution, SymbolKind, SymbolTable, PRIMITIVE_FIELD_TYPES};
+use crate::model::{Bundle, ModelDef, ModelKind, Name};
+use crate::rules::Rule;
+
+pub fn check(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
+    field_types(bundle, out);
+    cycles(bundle, out);
+    registry_requirements(bundle, out);
+    unused_models(bundle, symbols, out);
+}
+
+/// Field types authors reach for that mozaiks does not support, with the fix.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("boolean", "use `bool`"),
+    ("number", "use `float` (or `int`)"),
+    ("object", "use `dict` or a model name"),
+    ("array", "use `List`, `list` with `items`, or `list[Name]`"),
+    ("any", "use `dict` for an open mapping"),
+    ("optional_int", "use a `union` with variants [int, null]"),
+    ("Optional[int]", "use a `union` with variants [int, null]"),
+    ("datetime", "use `str`"),
+];
+
+fn defined<'b>(bundle: &'b Bundle, name: &str) -> Option<&'b ModelDef> {
+    bundle.models.iter().find(|m| m.name.text == name)
+}
+
+/// Checks one type name used as `type`, `items`, a variant or `list[...]`'s
+/// inner name; `whole` is the full `type` text for messages.
+fn check_name(bundle: &Bundle, name: &Name, allow_containers: bool, out: &mut Vec<Diagnostic>) {
+    let text = name.text.as_str();
+    let known = PRIMITIVE_FIELD_TYPES.contains(&text)
+        && (allow_containers
+            || !matches!(
+                text,
+                "optional_list" | "optional_dict" | "literal" | "union"
+            ));
+    if known || defined(bundle, text).is_some() {
+        return;
+    }
+    let fix = if let Some((_, fix)) = UNSUPPORTED.iter().find(|(t, _)| *t == text) {
+        format!("; {fix}")
+    } else if text.contains('[') {
+        "; only one level of `list[Name]` is supported (no nesting, no `dict[...]`): name the inner type as a model".to_string()
+    } else {
+        let candidates = PRIMITIVE_FIELD_TYPES
+            .iter()
+            .copied()
+            .chain(bundle.models.iter().map(|m| m.name.text.as_str()));
+        let hint = suggestion(text, candidates);
+        if hint.is_empty() {
+            "; define it under `models` or use a primitive (str, int, float, bool, dict, List …)"
+                .to_string()
+        } else {
+            hint
+        }
+    };
+    out.push(Diagnostic::new(
+        Rule::UnknownFieldType,
+        name.file,
+        name.range,
+        format!(
+            "`{text}` is not a field type mozaiks can build{fix}: the model stays unresolved, so agents that require structured outputs fail at run start"
+        ),
+    ));
+}
+
+fn field_types(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    for model in &bundle.models {
+        for variant in &model.variants {
+            if !matches!(variant.text.to_ascii_lowercase().as_str(), "null" | "none") {
+                check_name(bundle, variant, false, out);
+            }
+        }
+        for field in &model.fields {
+            let Some(ty) = &field.field_type else {
+                continue;
+            };
+            match ty.text.as_str() {
+                "list" | "optional_list" => {
+                    if let Some(items) = &field.items {
+                        check_name(bundle, items, false, out);
+                    }
+                }
+                "union" => {
+                    for variant in &field.variants {
+                        if !matches!(variant.text.to_ascii_lowercase().as_str(), "null" | "none") {
+                            check_name(bundle, variant, false, out);
+                        }
+                    }
+                }
+                text => match text.strip_prefix("list[").and_then(|r| r.strip_suffix(']')) {
+                    Some(inner) => {
+                        let inner = Name {
+                            text: inner.trim().to_string(),
+                            ..ty.clone()
+                        };
+                        check_name(bundle, &inner, false, out);
+                    }
+                    None => check_name(bundle, ty, true, out),
+                },
+            }
+        }
+    }
+}
+
+/// The definitions a definition needs before it can be built.
+fn dependencies(bundle: &Bundle, model: &ModelDef) -> Vec<(String, Name)> {
+    let mut deps = Vec::new();
+    let mut push = |name: &Name| {
+        let text = name
+            .text
+            .strip_prefix("list[")
+            .and_then(|r| r.strip_suffix(']'))
+            .unwrap_or(&name.text)
+            .trim()
+            .to_string();
+        if defined(bundle, &text).is_some() {
+            deps.push((text, name.clone()));
+        }
+    };
+    for variant in &model.variants {
+        push(variant);
+    }
+    for field in &model.fields {
+        if let Some(ty) = &field.field_type {
+            push(ty);
+        }
+        if let Some(items) = &field.items {
+            push(items);
+        }
+        for variant in &field.variants {
+            push(variant);
+        }
+    }
+    deps
+}
+
+/// A model that needs itself (directly or through others) never builds:
+/// "Unresolved model dependencies" (models) or "Circular type alias reference".
+fn cycles(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let graph: HashMap<&str, Vec<String>> = bundle
+        .models
+        .iter()
+        .map(|m| {
+            (
+                m.name.text.as_str(),
+                dependencies(bundle, m)
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .collect(),
+            )
+        })
+        .collect();
+    for model in &bundle.models {
+        let Some(cycle) = path_back(&graph, &model.name.text) else {
+            continue;
+        };
+        out.push(Diagnostic::new(
+            Rule::ModelCycle,
+            model.name.file,
+            model.name.range,
+            format!(
+                "`{}` depends on itself ({}); mozaiks cannot build it (\"Unresolved model dependencies\"): break the cycle, e.g. with a `dict` field",
+                model.name.text,
+                cycle.join(" -> ")
+            ),
+        ));
+    }
+}
+
+/// The shortest dependency path from `start` back to itself, if any.
+fn path_back<'g>(graph: &'g HashMap<&str, Vec<String>>, start: &'g str) -> Option<Vec<&'g str>> {
+    let mut parent: HashMap<&str, &str> = HashMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(node) = queue.pop_front() {
+        for dep in graph.get(node).into_iter().flatten() {
+            if dep == start {
+                let mut path = vec![start];
+                let mut at = node;
+                while at != start {
+                    path.push(at);
+                    at = parent[at];
+                }
+                path.push(start);
+                let last = path.len() - 1;
+                path[1..last].reverse();
+                return Some(path);
+            }
+            if !parent.contains_key(dep.as_str()) {
+                parent.insert(dep.as_str(), node);
+                queue.push_back(dep.as_str());
+            }
+        }
+    }
+    None
+}
+
+fn registry_requirements(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    for agent in &bundle.agents {
+        let model = bundle.registry_model(&agent.name.text);
+        match (agent.structured_outputs_required, model) {
+            (Some(true), None) => out.push(Diagnostic::new(
+                Rule::MissingRegistryModel,
+                agent.name.file,
+                agent.name.range,
+                format!(
+                    "agent `{}` sets `structured_outputs_required: true` but structured_outputs.yaml has no registry model for it; agent creation fails at run start — add `{}: <Model>` to the registry or set it to false",
+                    agent.name.text, agent.name.text
+                ),
+            )),
+            (Some(false), Some(model)) => out.push(
+                Diagnostic::new(
+                    Rule::RegistryNotRequired,
+                    agent.name.file,
+                    agent.name.range,
+                    format!(
+                        "agent `{}` has the registry model `{}` but `structured_outputs_required: false`: its replies are still validated against `{}` (a mismatch fails the run) while the model is not asked for that shape; set it to true",
+                        agent.name.text, model.text, model.text
+                    ),
+                )
+                .with_related(model.file, model.range, "registry entry"),
+            ),
+            _ => {}
+        }
+        let auto_tool = bundle
+            .tools
+            .iter()
+            .find(|t| t.auto_tool_call && t.agents.iter().any(|a| a.text == agent.name.text));
+        if let (Some(tool), None) = (auto_tool, model) {
+            let mut d = Diagnostic::new(
+                Rule::AutoToolWithoutModel,
+                agent.name.file,
+                agent.name.range,
+                format!(
+                    "agent `{}` owns an auto tool but has no structured output model: agent creation fails at run start (\"has auto_tool_call but no structured output model\"); add a registry entry",
+                    agent.name.text
+                ),
+            );
+            if let Some(f) = &tool.function {
+                d = d.with_related(f.file, f.range, "auto tool");
+            }
+            out.push(d);
+        }
+    }
+}
+
+fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
+    // Conveyors read their decomposition agent's output through these names.
+    let implied: &[&str] = if bundle.task_batches.iter().any(|b| b.from_conveyor) {
+        &["DecompositionPlan", "DecomposedTask"]
+    } else {
+        &[]
+    };
+    for (i, def) in symbols.definitions.iter().enumerate() {
+        if def.kind != SymbolKind::Model || implied.contains(&def.name.text.as_str()) {
+            continue;
+        }
+        let used = symbols.references.iter().any(|r| {
+            r.resolution == Resolution::Definition(crate::model::symbols::DefId(i as u32))
+                && !(r.site == RefSite::FieldType && is_inside(bundle, &def.name.text, &r.name))
+        });
+        let kind = bundle
+            .models
+            .iter()
+            .find(|m| m.name == def.name)
+            .map_or(ModelKind::Model, |m| m.kind);
+        if !used {
+            out.push(Diagnostic::new(
+                Rule::UnusedModel,
+                def.name.file,
+                def.name.range,
+                format!(
+                    "{} `{}` is never used: no registry entry, field, union or task batch refers to it; remove it or reference it",
+                    match kind {
+                        ModelKind::Model => "model",
+                        ModelKind::Literal => "literal",
+                        ModelKind::Union => "union",
+                    },
+                    def.name.text
+                ),
+            ));
+        }
+    }
+}
+
+/// True when `site` lies inside the definition of `model` (a self-reference
+/// does not make a model used).
+fn is_inside(bundle: &Bundle, model: &str, site: &Name) -> bool {
+    bundle.models.iter().any(|m| {
+        m.name.text == model
+            && (m.fields.iter().any(|f| {
+                f.field_type.as_ref() == Some(site)
+                    || f.items.as_ref() == Some(site)
+                    || f.variants.contains(site)
+            }) || m.variants.contains(site))
+    })
+}

@@ -1,0 +1,155 @@
+//! Python bindings: where each tool, lifecycle tool and prompt middleware
+//! function lives, resolved as mozaiks 0.2.0 resolves it (bundle-format §13,
+//! §17.1), and the parsed modules. Files are read, never imported.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::{Bundle, Name, SourceFile};
+use crate::analysis::FileSystem;
+use crate::diagnostics::FileId;
+use crate::syntax::{python, LineIndex};
+
+/// Which declaration a binding belongs to (index into its list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingOwner {
+    Tool(usize),
+    Lifecycle(usize),
+    Middleware(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindingTarget {
+    /// The resolved Python file.
+    File(FileId),
+    /// No candidate exists; the paths tried, relative to the bundle.
+    NotFound(Vec<String>),
+    /// The path is absolute or leaves the workflows root.
+    Outside(String),
+    /// Middleware without `filename`: an import path resolved by Python.
+    ImportPath,
+}
+
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub owner: BindingOwner,
+    /// The `file` / `filename` value.
+    pub path: Option<Name>,
+    pub function: Option<Name>,
+    pub target: BindingTarget,
+}
+
+#[derive(Debug, Clone)]
+pub struct PythonFile {
+    pub file: FileId,
+    pub module: python::Module,
+}
+
+/// Normalises `a/b/../c` lexically (no file system access, symlinks are not followed).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// A path relative to the bundle folder, with `../` for files beside it.
+fn relative_to(dir: &Path, path: &Path) -> String {
+    if let Ok(rest) = path.strip_prefix(dir) {
+        return rest.to_string_lossy().replace('\\', "/");
+    }
+    let mut prefix = String::new();
+    let mut base = dir.to_path_buf();
+    while let Some(parent) = base.parent() {
+        prefix.push_str("../");
+        if let Ok(rest) = path.strip_prefix(parent) {
+            return format!("{prefix}{}", rest.to_string_lossy().replace('\\', "/"));
+        }
+        base = parent.to_path_buf();
+    }
+    path.to_string_lossy().into_owned()
+}
+
+/// Resolves every binding and parses the files they name.
+pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
+    let dir = normalize(&bundle.dir);
+    let root = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| dir.clone());
+    let mut requests: Vec<(BindingOwner, Option<Name>, Option<Name>, bool)> = Vec::new();
+    for (i, t) in bundle.tools.iter().enumerate() {
+        requests.push((BindingOwner::Tool(i), t.python_file.clone(), t.function.clone(), false));
+    }
+    for (i, t) in bundle.lifecycle_tools.iter().enumerate() {
+        requests.push((BindingOwner::Lifecycle(i), t.python_file.clone(), t.function.clone(), false));
+    }
+    for (i, m) in bundle.middleware.iter().enumerate() {
+        requests.push((BindingOwner::Middleware(i), m.filename.clone(), m.function.clone(), true));
+    }
+    for (owner, path, function, middleware) in requests {
+        let target = match &path {
+            None if middleware => BindingTarget::ImportPath,
+            None => continue, // `file` was missing or invalid: reported by the schema
+            Some(p) => resolve(bundle, fs, &dir, &root, &p.text),
+        };
+        bundle.bindings.push(Binding {
+            owner,
+            path,
+            function,
+            target,
+        });
+    }
+}
+
+fn resolve(bundle: &mut Bundle, fs: &dyn FileSystem, dir: &Path, root: &Path, requested: &str) -> BindingTarget {
+    let requested_path = Path::new(requested);
+    if requested_path.is_absolute() {
+        return BindingTarget::Outside(format!("`{requested}` is an absolute path; mozaiks resolves tool files relative to the bundle folder"));
+    }
+    let candidates = [normalize(&dir.join(requested_path)), normalize(&dir.join("tools").join(requested_path))];
+    let mut tried = Vec::new();
+    let mut escaped = false;
+    for candidate in candidates {
+        if !candidate.starts_with(root) {
+            escaped = true;
+            continue;
+        }
+        let relative = relative_to(dir, &candidate);
+        if let Some(existing) = bundle.files.iter().find(|f| f.relative == relative) {
+            return BindingTarget::File(existing.id);
+        }
+        match fs.read(&candidate) {
+            Ok(bytes) => {
+                let id = FileId(bundle.files.len() as u32);
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                // Parse what the analyzer would read as YAML; a huge file stays unparsed.
+                let module = if text.len() <= crate::syntax::yaml::MAX_FILE_BYTES {
+                    python::parse(&text)
+                } else {
+                    python::Module::default()
+                };
+                bundle.files.push(SourceFile {
+                    id,
+                    relative,
+                    kind: None,
+                    line_index: LineIndex::new(&text),
+                    text,
+                });
+                bundle.python.push(PythonFile { file: id, module });
+                return BindingTarget::File(id);
+            }
+            Err(_) => tried.push(relative),
+        }
+    }
+    if escaped && tried.is_empty() {
+        return BindingTarget::Outside(format!(
+            "`{requested}` leads outside the workflows root `{}`; mozaiks refuses files outside it",
+            root.display()
+        ));
+    }
+    BindingTarget::NotFound(tried)
+}
