@@ -144,6 +144,33 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
     }
 }
 
+/// Analyses several bundles on all available cores, results in input order.
+pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<Analysis> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(dirs.len())
+        .max(1);
+    if workers == 1 {
+        return dirs.iter().map(|dir| analyze_bundle(fs, dir)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Option<Analysis>> = (0..dirs.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(dir) = dirs.get(i) else { break };
+                let analysis = analyze_bundle(fs, dir);
+                if let Ok(mut slots) = slots.lock() {
+                    slots[i] = Some(analysis);
+                }
+            });
+        }
+    });
+    results.into_iter().flatten().collect()
+}
+
 /// Bytes → text. Invalid UTF-8 is reported and the file is not parsed; the
 /// text keeps the valid prefix so the diagnostic's range is exact.
 fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, bool) {

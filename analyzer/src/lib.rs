@@ -12,4 +12,6 @@ pub mod rules;
 pub mod schema;
 pub mod syntax;
 
-pub use analysis::{analyze_bundle, discover_bundles, Analysis, FileSystem, RealFs};
+pub use analysis::{
+    analyze_bundle, analyze_bundles, discover_bundles, Analysis, FileSystem, RealFs,
+};

@@ -2,7 +2,9 @@
 //! - `parse_only`: saphyr-parser's event stream over every YAML file (the floor
 //!   any YAML-based checker pays);
 //! - `syntax`: mzk's spanned tree with YAML 1.1 resolution;
-//! - `analysis`: mzk's whole analysis (discovery, read, parse, validate, lower, checks).
+//! - `analysis`: mzk's whole analysis (discovery, read, parse, validate, lower,
+//!   checks, Python bindings), one bundle after the other;
+//! - `analysis_parallel`: the same as `mzk check` runs it, bundles spread over the cores.
 //!
 //! Each is run `--iterations` times after a warm-up; median and minimum are
 //! reported in milliseconds.
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mzk_analyzer::diagnostics::FileId;
-use mzk_analyzer::{analyze_bundle, discover_bundles, RealFs};
+use mzk_analyzer::{analyze_bundle, analyze_bundles, discover_bundles, RealFs};
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -88,15 +90,25 @@ fn main() {
             .map(|b| analyze_bundle(&RealFs, b).diagnostics.len() + 1)
             .sum()
     });
+    // What `mzk check` runs: the same analysis, bundles spread over the cores.
+    let analysis_parallel = measure(iterations, || {
+        let dirs = discover_bundles(&RealFs, &root);
+        analyze_bundles(&RealFs, &dirs)
+            .iter()
+            .map(|a| a.diagnostics.len() + 1)
+            .sum()
+    });
     let row = |(median, min, _): (f64, f64, usize)| {
         format!("{{\"median_ms\": {median:.3}, \"min_ms\": {min:.3}}}")
     };
     println!(
-        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}}}",
+        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}, \"analysis_parallel\": {}, \"threads\": {}}}",
         bundles.len(),
         files.len(),
         row(parse_only),
         row(syntax),
-        row(analysis)
+        row(analysis),
+        row(analysis_parallel),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 }

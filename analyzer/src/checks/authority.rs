@@ -23,19 +23,25 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 /// filter refuses it and the orchestration ends with internal_error (§8.4).
 fn defaults(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for var in &bundle.variables {
-        let (Some(shape), Some(default)) = (declared_shape(var), &var.default) else { continue };
+        let (Some(shape), Some(default)) = (declared_shape(var), &var.default) else {
+            continue;
+        };
         let fits = match (&default.kind, shape) {
             (NodeKind::Scalar(s), _) if s.value == Value::Null => true,
             (NodeKind::Scalar(s), Shape::Text) => s.value.as_str().is_some(),
             // Booleans and integers are coerced at load ("yes", "1", int()).
             (NodeKind::Scalar(s), Shape::Bool) => {
-                matches!(s.value, Value::Bool(_)) || matches!(&s.value, Value::Str(t) if matches!(t.to_ascii_lowercase().as_str(), "yes" | "no" | "on" | "off" | "true" | "false" | "1" | "0"))
+                matches!(s.value, Value::Bool(_))
+                    || matches!(&s.value, Value::Str(t) if matches!(t.to_ascii_lowercase().as_str(), "yes" | "no" | "on" | "off" | "true" | "false" | "1" | "0"))
                     || matches!(s.value, Value::Int(0 | 1))
             }
             (NodeKind::Scalar(s), Shape::Int) => {
-                matches!(s.value, Value::Int(_) | Value::BigInt(_)) || matches!(&s.value, Value::Str(t) if t.trim().parse::<i64>().is_ok())
+                matches!(s.value, Value::Int(_) | Value::BigInt(_))
+                    || matches!(&s.value, Value::Str(t) if t.trim().parse::<i64>().is_ok())
             }
-            (NodeKind::Scalar(s), Shape::Number) => matches!(s.value, Value::Int(_) | Value::Float(_) | Value::BigInt(_)),
+            (NodeKind::Scalar(s), Shape::Number) => {
+                matches!(s.value, Value::Int(_) | Value::Float(_) | Value::BigInt(_))
+            }
             (NodeKind::Map(_), Shape::Mapping) | (NodeKind::Seq(_), Shape::List) => true,
             (NodeKind::Invalid, _) => true,
             _ => false,
@@ -82,12 +88,15 @@ fn empty_matches(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 /// Where the expression's text starts in the file, when the YAML scalar
 /// holds it verbatim (plain, or quoted without escapes); else `None`.
 fn expression_base(file: &SourceFile, name: &Name) -> Option<u32> {
-    let raw = file.text.get(name.range.start as usize..name.range.end as usize)?;
+    let raw = file
+        .text
+        .get(name.range.start as usize..name.range.end as usize)?;
     if raw == name.text {
         return Some(name.range.start);
     }
     let quoted = raw.len() >= 2
-        && ((raw.starts_with('\'') && raw.ends_with('\'')) || (raw.starts_with('"') && raw.ends_with('"')));
+        && ((raw.starts_with('\'') && raw.ends_with('\''))
+            || (raw.starts_with('"') && raw.ends_with('"')));
     (quoted && raw[1..raw.len() - 1] == name.text).then_some(name.range.start + 1)
 }
 
@@ -96,14 +105,21 @@ fn expressions(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         if rule.condition_type != Some(ConditionType::ContextExpression) {
             continue;
         }
-        let Some(expr) = &rule.context_expression else { continue };
-        let Err(error) = expression::parse(&expr.text) else { continue };
+        let Some(expr) = &rule.context_expression else {
+            continue;
+        };
+        let Err(error) = expression::parse(&expr.text) else {
+            continue;
+        };
         let range = bundle
             .file(expr.file)
             .and_then(|f| expression_base(f, expr))
             .map_or(expr.range, |base| {
                 let end = error.end.max(error.start + 1).min(expr.text.len());
-                TextRange::new(base + error.start.min(expr.text.len()) as u32, base + end as u32)
+                TextRange::new(
+                    base + error.start.min(expr.text.len()) as u32,
+                    base + end as u32,
+                )
             });
         out.push(Diagnostic::new(
             Rule::ExpressionSyntax,
@@ -129,15 +145,23 @@ enum Shape {
 }
 
 fn declared_shape(var: &Variable) -> Option<Shape> {
-    Some(match var.declared_type.as_ref()?.text.to_ascii_lowercase().as_str() {
-        "string" | "str" => Shape::Text,
-        "boolean" | "bool" => Shape::Bool,
-        "integer" | "int" => Shape::Int,
-        "number" | "float" => Shape::Number,
-        "object" | "dict" | "map" => Shape::Mapping,
-        "array" | "list" => Shape::List,
-        _ => return None,
-    })
+    Some(
+        match var
+            .declared_type
+            .as_ref()?
+            .text
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "string" | "str" => Shape::Text,
+            "boolean" | "bool" => Shape::Bool,
+            "integer" | "int" => Shape::Int,
+            "number" | "float" => Shape::Number,
+            "object" | "dict" | "map" => Shape::Mapping,
+            "array" | "list" => Shape::List,
+            _ => return None,
+        },
+    )
 }
 
 /// Can a value of `shape` ever `==` this YAML value (Python semantics:
@@ -166,7 +190,9 @@ fn condition_values(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         if rule.condition_type != Some(ConditionType::ContextEquals) {
             continue;
         }
-        let Some(key) = &rule.condition_key else { continue };
+        let Some(key) = &rule.condition_key else {
+            continue;
+        };
         let Some(value) = &rule.condition_value else {
             out.push(Diagnostic::new(
                 Rule::MissingConditionValue,
@@ -179,16 +205,24 @@ fn condition_values(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             ));
             continue;
         };
-        let Some(var) = bundle.variable(&key.text) else { continue };
-        let Some(shape) = declared_shape(var) else { continue };
+        let Some(var) = bundle.variable(&key.text) else {
+            continue;
+        };
+        let Some(shape) = declared_shape(var) else {
+            continue;
+        };
         if can_equal(shape, value) {
             continue;
         }
         let ty = var.declared_type.as_ref().map_or("", |t| t.text.as_str());
         let written = value.python_str();
         let hint = match (&value.kind, shape) {
-            (NodeKind::Scalar(s), Shape::Bool) if s.value.as_str().is_some() => format!(" (write `{}` without quotes)", written.to_lowercase()),
-            (NodeKind::Scalar(s), Shape::Int | Shape::Number) if s.value.as_str().is_some() => format!(" (write `{written}` without quotes)"),
+            (NodeKind::Scalar(s), Shape::Bool) if s.value.as_str().is_some() => {
+                format!(" (write `{}` without quotes)", written.to_lowercase())
+            }
+            (NodeKind::Scalar(s), Shape::Int | Shape::Number) if s.value.as_str().is_some() => {
+                format!(" (write `{written}` without quotes)")
+            }
             (NodeKind::Scalar(_), Shape::Text) => format!(" (quote it: '{written}')"),
             _ => String::new(),
         };
@@ -218,7 +252,9 @@ fn routing_reads(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             _ => continue,
         };
         for read in reads {
-            let Some(var) = bundle.variable(&read.text) else { continue }; // MZ121
+            let Some(var) = bundle.variable(&read.text) else {
+                continue;
+            }; // MZ121
             let auth = authority::infer(bundle, var);
             let message = if !auth.routing {
                 Some(format!(
@@ -226,7 +262,11 @@ fn routing_reads(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                     read.text
                 ))
             } else if !auth.has_deterministic_writer() {
-                let writers = if auth.writers.is_empty() { "none".to_string() } else { auth.writers.join(", ") };
+                let writers = if auth.writers.is_empty() {
+                    "none".to_string()
+                } else {
+                    auth.writers.join(", ")
+                };
                 Some(format!(
                     "nothing deterministic may write `{}` (class {}, writers: {writers}), so the graph fails to compile at run start (\"has no authorized deterministic writer\"); add a deterministic writer such as `deterministic_tool` to writer_ids",
                     read.text,
@@ -237,8 +277,17 @@ fn routing_reads(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             };
             if let Some(message) = message {
                 out.push(
-                    Diagnostic::new(Rule::RoutingVariableAuthority, read.file, read.range, message)
-                        .with_related(var.name.file, var.name.range, "declared here"),
+                    Diagnostic::new(
+                        Rule::RoutingVariableAuthority,
+                        read.file,
+                        read.range,
+                        message,
+                    )
+                    .with_related(
+                        var.name.file,
+                        var.name.range,
+                        "declared here",
+                    ),
                 );
             }
         }
@@ -255,14 +304,19 @@ fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         let declared_class = var.authority_class.as_ref();
         let mut problems: Vec<(TextRange, String)> = Vec::new();
         let class_at = declared_class.map_or(var.name.range, |c| c.range);
-        if auth.class == AuthorityClass::ImmutableRuntime && var.writer_ids.as_ref().is_some_and(|w| !w.is_empty()) {
+        if auth.class == AuthorityClass::ImmutableRuntime
+            && var.writer_ids.as_ref().is_some_and(|w| !w.is_empty())
+        {
             problems.push((
                 var.writer_ids.as_ref().and_then(|w| w.first()).map_or(var.name.range, |w| w.range),
                 format!("`{}` is immutable runtime authority ({}) and cannot list writers; remove writer_ids", var.name.text, auth.reason),
             ));
         }
         if var.persisted == Some(true)
-            && (matches!(auth.class, AuthorityClass::ImmutableRuntime | AuthorityClass::ToolOnly) || auth.authorization)
+            && (matches!(
+                auth.class,
+                AuthorityClass::ImmutableRuntime | AuthorityClass::ToolOnly
+            ) || auth.authorization)
         {
             problems.push((
                 var.name.range,
@@ -274,7 +328,9 @@ fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 ),
             ));
         }
-        if source == Some("runtime") && declared_class.is_some_and(|c| c.text != "immutable_runtime_authority") {
+        if source == Some("runtime")
+            && declared_class.is_some_and(|c| c.text != "immutable_runtime_authority")
+        {
             problems.push((
                 class_at,
                 format!("`{}` has `source.type: runtime`, which is always immutable runtime authority; remove the authority_class", var.name.text),
@@ -286,10 +342,18 @@ fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             if declared_class.is_some_and(|c| c.text != "tool_only_information") {
                 bad.push("a class other than tool_only_information");
             }
-            if var.model_visible == Some(true) || var.persisted == Some(true) || var.routing == Some(true) || var.authorization == Some(true) {
+            if var.model_visible == Some(true)
+                || var.persisted == Some(true)
+                || var.routing == Some(true)
+                || var.authorization == Some(true)
+            {
                 bad.push("model_visible/persisted/routing/authorization set to true");
             }
-            if var.writer_ids.as_ref().is_some_and(|w| w.iter().any(|w| w.text != "runtime_system")) {
+            if var
+                .writer_ids
+                .as_ref()
+                .is_some_and(|w| w.iter().any(|w| w.text != "runtime_system"))
+            {
                 bad.push("writers other than runtime_system");
             }
             if !var.triggers.is_empty() {
@@ -313,7 +377,12 @@ fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         }
         let file = var.name.file;
         for (range, message) in problems {
-            out.push(Diagnostic::new(Rule::AuthorityConflict, file, range, message));
+            out.push(Diagnostic::new(
+                Rule::AuthorityConflict,
+                file,
+                range,
+                message,
+            ));
         }
     }
 }
@@ -323,9 +392,14 @@ fn refused_writes(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for batch in &bundle.task_batches {
         let keys = [&batch.result_context_key, &batch.result_status_key];
         for key in keys.into_iter().flatten() {
-            let Some(var) = bundle.variable(&key.text) else { continue }; // MZ121
+            let Some(var) = bundle.variable(&key.text) else {
+                continue;
+            }; // MZ121
             let auth = authority::infer(bundle, var);
-            let build_context = var.source_type.as_ref().is_some_and(|s| s.text == "build_context");
+            let build_context = var
+                .source_type
+                .as_ref()
+                .is_some_and(|s| s.text == "build_context");
             if !auth.can_write("task_batch", build_context) {
                 out.push(
                     Diagnostic::new(
@@ -385,8 +459,15 @@ fn surprising_names(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         // immutable or quality state on purpose; a substring hit such as
         // `max_tokens` or `aggregate_score` (`gate`) is the surprise.
         let surprising = match auth.class {
-            AuthorityClass::ImmutableRuntime => !authority::is_identity_name(&lower) && authority::immutable_name_pattern(&lower).is_some(),
-            AuthorityClass::ClosedQuality => lower.contains("gate") && !lower.split('_').any(|word| word == "gate") && !lower.contains("quality"),
+            AuthorityClass::ImmutableRuntime => {
+                !authority::is_identity_name(&lower)
+                    && authority::immutable_name_pattern(&lower).is_some()
+            }
+            AuthorityClass::ClosedQuality => {
+                lower.contains("gate")
+                    && !lower.split('_').any(|word| word == "gate")
+                    && !lower.contains("quality")
+            }
             _ => false,
         };
         if !surprising {

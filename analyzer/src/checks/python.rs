@@ -27,9 +27,18 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     undeclared_writes(bundle, out);
 }
 
-fn module<'b>(bundle: &'b Bundle, target: &BindingTarget) -> Option<(crate::diagnostics::FileId, &'b Module)> {
-    let BindingTarget::File(id) = target else { return None };
-    bundle.python.iter().find(|p| p.file == *id).map(|p| (p.file, &p.module))
+fn module<'b>(
+    bundle: &'b Bundle,
+    target: &BindingTarget,
+) -> Option<(crate::diagnostics::FileId, &'b Module)> {
+    let BindingTarget::File(id) = target else {
+        return None;
+    };
+    bundle
+        .python
+        .iter()
+        .find(|p| p.file == *id)
+        .map(|p| (p.file, &p.module))
 }
 
 fn what(owner: BindingOwner) -> &'static str {
@@ -44,27 +53,45 @@ fn binding_target(bundle: &Bundle, binding: &Binding, out: &mut Vec<Diagnostic>)
     let Some(path) = &binding.path else { return };
     match &binding.target {
         BindingTarget::ImportPath => {}
-        BindingTarget::NotFound(tried) => out.push(Diagnostic::new(
-            Rule::PythonFileNotFound,
-            path.file,
-            path.range,
-            format!(
+        BindingTarget::NotFound(tried) => {
+            out.push(Diagnostic::new(
+                Rule::PythonFileNotFound,
+                path.file,
+                path.range,
+                format!(
                 "`{}` does not exist (tried {}); mozaiks logs a warning and silently drops this {}",
                 path.text,
                 tried.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" and "),
                 what(binding.owner)
             ),
+            ))
+        }
+        BindingTarget::Outside(why) => out.push(Diagnostic::new(
+            Rule::PythonPathOutside,
+            path.file,
+            path.range,
+            format!("{why}; keep Python files inside the bundle or the workflows root"),
         )),
-        BindingTarget::Outside(why) => out.push(Diagnostic::new(Rule::PythonPathOutside, path.file, path.range, format!("{why}; keep Python files inside the bundle or the workflows root"))),
         BindingTarget::File(_) => {
-            let Some((file, module)) = module(bundle, &binding.target) else { return };
-            let Some(function_name) = &binding.function else { return };
+            let Some((file, module)) = module(bundle, &binding.target) else {
+                return;
+            };
+            let Some(function_name) = &binding.function else {
+                return;
+            };
             match module.function(&function_name.text) {
-                Some(function) => signature(bundle, binding.owner, function_name, file, function, out),
-                None if module.imported.iter().chain(&module.assigned).any(|(n, _)| n == &function_name.text) => {}
+                Some(function) => {
+                    signature(bundle, binding.owner, function_name, file, function, out)
+                }
+                None if module
+                    .imported
+                    .iter()
+                    .chain(&module.assigned)
+                    .any(|(n, _)| n == &function_name.text) => {}
                 None if !module.syntax_errors.is_empty() => {} // the syntax error explains it
                 None => {
-                    let defined: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
+                    let defined: Vec<&str> =
+                        module.defined.iter().map(|(n, _)| n.as_str()).collect();
                     out.push(
                         Diagnostic::new(
                             Rule::PythonFunctionNotFound,
@@ -87,25 +114,50 @@ fn binding_target(bundle: &Bundle, binding: &Binding, out: &mut Vec<Diagnostic>)
 }
 
 /// Names the auto-tool handler passes besides the model's fields.
-const AUTO_TOOL_METADATA: &[&str] = &["chat_id", "app_id", "workflow_name", "turn_idempotency_key", "agent_name", "agent"];
-const RUN_LEVEL_ARGUMENTS: &[&str] = &["app_id", "execution_id", "chat_id", "user_id", "workflow_name"];
+const AUTO_TOOL_METADATA: &[&str] = &[
+    "chat_id",
+    "app_id",
+    "workflow_name",
+    "turn_idempotency_key",
+    "agent_name",
+    "agent",
+];
+const RUN_LEVEL_ARGUMENTS: &[&str] = &[
+    "app_id",
+    "execution_id",
+    "chat_id",
+    "user_id",
+    "workflow_name",
+];
 
 fn normalized(name: &str) -> String {
-    name.chars().filter(|c| c.is_ascii_alphanumeric()).flat_map(char::to_lowercase).collect()
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn required(function: &Function) -> impl Iterator<Item = &crate::syntax::python::Param> {
-    function
-        .params
-        .iter()
-        .filter(|p| !p.has_default && !matches!(p.kind, ParamKind::VarPositional | ParamKind::VarKeyword))
+    function.params.iter().filter(|p| {
+        !p.has_default && !matches!(p.kind, ParamKind::VarPositional | ParamKind::VarKeyword)
+    })
 }
 
-fn signature(bundle: &Bundle, owner: BindingOwner, yaml_name: &Name, file: crate::diagnostics::FileId, function: &Function, out: &mut Vec<Diagnostic>) {
+fn signature(
+    bundle: &Bundle,
+    owner: BindingOwner,
+    yaml_name: &Name,
+    file: crate::diagnostics::FileId,
+    function: &Function,
+    out: &mut Vec<Diagnostic>,
+) {
     let mut report = |rule: Rule, message: String| {
         out.push(
-            Diagnostic::new(rule, yaml_name.file, yaml_name.range, message)
-                .with_related(file, function.name_range, format!("`{}` is defined here", function.name)),
+            Diagnostic::new(rule, yaml_name.file, yaml_name.range, message).with_related(
+                file,
+                function.name_range,
+                format!("`{}` is defined here", function.name),
+            ),
         );
     };
     match owner {
@@ -123,18 +175,25 @@ fn signature(bundle: &Bundle, owner: BindingOwner, yaml_name: &Name, file: crate
             if !tool.auto_tool_call {
                 return;
             }
-            let Some(agent) = tool.agents.first() else { return };
+            let Some(agent) = tool.agents.first() else {
+                return;
+            };
             let model = bundle
                 .registry_model(&agent.text)
                 .and_then(|m| bundle.models.iter().find(|d| d.name.text == m.text));
             let Some(model) = model else { return }; // MZ605
-            let fields: Vec<String> = model.fields.iter().map(|f| normalized(&f.name.text)).collect();
+            let fields: Vec<String> = model
+                .fields
+                .iter()
+                .map(|f| normalized(&f.name.text))
+                .collect();
             for param in required(function) {
                 if param.name == "context_variables" {
                     continue;
                 }
                 let filled = param.kind != ParamKind::PositionalOnly
-                    && (fields.contains(&normalized(&param.name)) || AUTO_TOOL_METADATA.contains(&param.name.as_str()));
+                    && (fields.contains(&normalized(&param.name))
+                        || AUTO_TOOL_METADATA.contains(&param.name.as_str()));
                 if !filled {
                     report(
                         Rule::AutoToolArgument,
@@ -154,15 +213,33 @@ fn signature(bundle: &Bundle, owner: BindingOwner, yaml_name: &Name, file: crate
             let positional = function
                 .params
                 .iter()
-                .filter(|p| matches!(p.kind, ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword))
+                .filter(|p| {
+                    matches!(
+                        p.kind,
+                        ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword
+                    )
+                })
                 .count();
-            let var_positional = function.params.iter().any(|p| p.kind == ParamKind::VarPositional);
+            let var_positional = function
+                .params
+                .iter()
+                .any(|p| p.kind == ParamKind::VarPositional);
             let extra_required: Vec<&str> = function
                 .params
                 .iter()
-                .filter(|p| matches!(p.kind, ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword))
+                .filter(|p| {
+                    matches!(
+                        p.kind,
+                        ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword
+                    )
+                })
                 .skip(2)
-                .chain(function.params.iter().filter(|p| p.kind == ParamKind::KeywordOnly))
+                .chain(
+                    function
+                        .params
+                        .iter()
+                        .filter(|p| p.kind == ParamKind::KeywordOnly),
+                )
                 .filter(|p| !p.has_default)
                 .map(|p| p.name.as_str())
                 .collect();
@@ -186,8 +263,26 @@ fn signature(bundle: &Bundle, owner: BindingOwner, yaml_name: &Name, file: crate
                 "on_start" | "on_complete" => (RUN_LEVEL_ARGUMENTS, RUN_LEVEL_ARGUMENTS),
                 // The transport's on_fail call is unfiltered and adds message/details.
                 "on_fail" => (
-                    &["context_variables", "app_id", "execution_id", "chat_id", "user_id", "workflow_name", "error", "message", "details"],
-                    &["app_id", "execution_id", "chat_id", "user_id", "workflow_name", "message", "details"],
+                    &[
+                        "context_variables",
+                        "app_id",
+                        "execution_id",
+                        "chat_id",
+                        "user_id",
+                        "workflow_name",
+                        "error",
+                        "message",
+                        "details",
+                    ],
+                    &[
+                        "app_id",
+                        "execution_id",
+                        "chat_id",
+                        "user_id",
+                        "workflow_name",
+                        "message",
+                        "details",
+                    ],
                 ),
                 "before_agent" | "after_agent" | "after_chat" => {
                     let at = tool.trigger.as_ref().unwrap_or(yaml_name);
@@ -204,19 +299,31 @@ fn signature(bundle: &Bundle, owner: BindingOwner, yaml_name: &Name, file: crate
             let unaccepted: Vec<&str> = if kwargs {
                 Vec::new()
             } else {
-                must_accept.iter().copied().filter(|a| function.param(a).is_none()).collect()
+                must_accept
+                    .iter()
+                    .copied()
+                    .filter(|a| function.param(a).is_none())
+                    .collect()
             };
             let unfilled: Vec<&str> = required(function)
-                .filter(|p| p.kind == ParamKind::PositionalOnly || !passed.contains(&p.name.as_str()))
+                .filter(|p| {
+                    p.kind == ParamKind::PositionalOnly || !passed.contains(&p.name.as_str())
+                })
                 .map(|p| p.name.as_str())
                 .collect();
             if !unaccepted.is_empty() || !unfilled.is_empty() {
                 let mut problems = Vec::new();
                 if !unaccepted.is_empty() {
-                    problems.push(format!("it cannot take `{}` (add them or `**kwargs`)", unaccepted.join("`, `")));
+                    problems.push(format!(
+                        "it cannot take `{}` (add them or `**kwargs`)",
+                        unaccepted.join("`, `")
+                    ));
                 }
                 if !unfilled.is_empty() {
-                    problems.push(format!("nothing passes `{}` (give defaults)", unfilled.join("`, `")));
+                    problems.push(format!(
+                        "nothing passes `{}` (give defaults)",
+                        unfilled.join("`, `")
+                    ));
                 }
                 report(
                     Rule::LifecycleSignature,
@@ -238,7 +345,9 @@ fn auto_agents_with_bound_tools(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         if tool.auto_tool_call || !tool.bind_to_agent {
             continue;
         }
-        let Some(function) = &tool.function else { continue };
+        let Some(function) = &tool.function else {
+            continue;
+        };
         for agent in &tool.agents {
             let auto = bundle
                 .tools
@@ -268,7 +377,10 @@ fn undeclared_writes(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     const RUNTIME_KEYS: &[&str] = &["app_id", "chat_id", "user_id", "workflow_name"];
     for file in &bundle.python {
         for (key, range) in &file.module.context_writes {
-            if key.is_empty() || bundle.variable(key).is_some() || RUNTIME_KEYS.contains(&key.as_str()) {
+            if key.is_empty()
+                || bundle.variable(key).is_some()
+                || RUNTIME_KEYS.contains(&key.as_str())
+            {
                 continue;
             }
             out.push(Diagnostic::new(

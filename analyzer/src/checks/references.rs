@@ -25,7 +25,9 @@ const LEGACY_USER_ALIASES: &[&str] = &["user_proxy", "userproxy", "userproxyagen
 /// `transition_target` is checked when the graph compiles (runtime-semantics §2.1).
 fn transition_targets(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for rule in &bundle.rules {
-        let Some(target_kind) = &rule.transition_target else { continue };
+        let Some(target_kind) = &rule.transition_target else {
+            continue;
+        };
         let lower = target_kind.text.to_ascii_lowercase();
         if lower == "null" {
             continue; // counts as absent at compile
@@ -49,7 +51,12 @@ fn transition_targets(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             )),
         };
         if let Some(message) = message {
-            out.push(Diagnostic::new(Rule::TransitionTarget, target_kind.file, target_kind.range, message));
+            out.push(Diagnostic::new(
+                Rule::TransitionTarget,
+                target_kind.file,
+                target_kind.range,
+                message,
+            ));
         }
     }
 }

@@ -46,7 +46,9 @@ fn is_list(field: &ModelField) -> bool {
 }
 
 fn task_model(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) {
-    let Some(name) = &batch.task_model else { return };
+    let Some(name) = &batch.task_model else {
+        return;
+    };
     if task_model_variable(name).is_some() {
         return; // resolved from context at run time (MZ202 checks the variable)
     }
@@ -68,7 +70,12 @@ fn task_model(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) {
     let written_dependency = batch.dependency_field.range != batch.id.range;
     let mut fields: Vec<&Name> = vec![&batch.agent_field, &batch.prompt_field];
     fields.extend(written_dependency.then_some(&batch.dependency_field));
-    fields.extend(batch.context_fields.iter().filter(|f| bundle.variable(&f.text).is_none()));
+    fields.extend(
+        batch
+            .context_fields
+            .iter()
+            .filter(|f| bundle.variable(&f.text).is_none()),
+    );
     for wanted in fields {
         if field(task, &wanted.text).is_none() {
             let default = wanted.range == batch.id.range;
@@ -94,14 +101,23 @@ fn task_model(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) {
 /// A `structured_output` source path must start at a field of the trigger
 /// agent's registry model, or the batch silently finds no tasks.
 fn source_path(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) {
-    let (Some(kind), Some(path), Some(trigger)) = (&batch.source_kind, &batch.source_path, &batch.trigger_agent) else {
+    let (Some(kind), Some(path), Some(trigger)) =
+        (&batch.source_kind, &batch.source_path, &batch.trigger_agent)
+    else {
         return;
     };
     if kind.text != "structured_output" || bundle.agent(&trigger.text).is_none() {
         return;
     }
-    let first = path.text.split('.').find(|s| !s.trim().is_empty()).unwrap_or("").trim();
-    let registry = bundle.registry_model(&trigger.text).and_then(|m| model(bundle, &m.text));
+    let first = path
+        .text
+        .split('.')
+        .find(|s| !s.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let registry = bundle
+        .registry_model(&trigger.text)
+        .and_then(|m| model(bundle, &m.text));
     let message = match registry {
         None => format!(
             "batch `{}` reads its tasks from the structured output of `{}`, which has no registry model; the batch finds no tasks — give the agent a model with `{first}`",
@@ -113,13 +129,20 @@ fn source_path(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) {
         ),
         Some(_) => return,
     };
-    out.push(Diagnostic::new(Rule::BatchSourcePath, path.file, path.range, message));
+    out.push(Diagnostic::new(
+        Rule::BatchSourcePath,
+        path.file,
+        path.range,
+        message,
+    ));
 }
 
 /// A conveyor reads `DecompositionPlan.tasks` from its decomposition agent's
 /// output; each task needs `execution_agent` and `task_prompt` (bundle-format §15.2).
 fn conveyor_plan(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) {
-    let Some(agent) = &batch.trigger_agent else { return };
+    let Some(agent) = &batch.trigger_agent else {
+        return;
+    };
     if bundle.agent(&agent.text).is_none() {
         return; // MZ201
     }
@@ -134,17 +157,32 @@ fn conveyor_plan(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) 
             ),
         ));
     };
-    let Some(output) = bundle.registry_model(&agent.text).and_then(|m| model(bundle, &m.text)) else {
+    let Some(output) = bundle
+        .registry_model(&agent.text)
+        .and_then(|m| model(bundle, &m.text))
+    else {
         return fail(out, format!("`{}` has no registry model", agent.text));
     };
     let Some(plan_field) = field(output, "DecompositionPlan") else {
-        return fail(out, format!("its model `{}` has no field named `DecompositionPlan`", output.name.text));
+        return fail(
+            out,
+            format!(
+                "its model `{}` has no field named `DecompositionPlan`",
+                output.name.text
+            ),
+        );
     };
     let Some(plan) = field_model(bundle, plan_field, false) else {
-        return fail(out, format!("`{}.DecompositionPlan` is not a model", output.name.text));
+        return fail(
+            out,
+            format!("`{}.DecompositionPlan` is not a model", output.name.text),
+        );
     };
     let Some(tasks) = field(plan, "tasks").filter(|f| is_list(f)) else {
-        return fail(out, format!("model `{}` has no list field `tasks`", plan.name.text));
+        return fail(
+            out,
+            format!("model `{}` has no list field `tasks`", plan.name.text),
+        );
     };
     if let Some(task) = field_model(bundle, tasks, true) {
         let missing: Vec<&str> = ["execution_agent", "task_prompt"]
@@ -152,7 +190,14 @@ fn conveyor_plan(bundle: &Bundle, batch: &TaskBatch, out: &mut Vec<Diagnostic>) 
             .filter(|f| field(task, f).is_none())
             .collect();
         if !missing.is_empty() {
-            fail(out, format!("its task model `{}` has no `{}` (every task would fail)", task.name.text, missing.join("`, `")));
+            fail(
+                out,
+                format!(
+                    "its task model `{}` has no `{}` (every task would fail)",
+                    task.name.text,
+                    missing.join("`, `")
+                ),
+            );
         }
     }
 }

@@ -202,7 +202,11 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                                         has_equals: t.obj("match").is_some_and(|m| m.has("equals")),
                                         empty_match: t
                                             .obj("match")
-                                            .filter(|m| !["equals", "contains", "regex"].iter().any(|k| m.has(k)))
+                                            .filter(|m| {
+                                                !["equals", "contains", "regex"]
+                                                    .iter()
+                                                    .any(|k| m.has(k))
+                                            })
                                             .map(|_| t.key_range("match")),
                                         agent: l.field(t, "agent"),
                                         tool: l.field(t, "tool"),

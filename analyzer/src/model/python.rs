@@ -79,22 +79,46 @@ fn relative_to(dir: &Path, path: &Path) -> String {
 /// Resolves every binding and parses the files they name.
 pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
     let dir = normalize(&bundle.dir);
-    let root = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| dir.clone());
+    let root = dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.clone());
     let mut requests: Vec<(BindingOwner, Option<Name>, Option<Name>, bool)> = Vec::new();
     for (i, t) in bundle.tools.iter().enumerate() {
-        requests.push((BindingOwner::Tool(i), t.python_file.clone(), t.function.clone(), false));
+        requests.push((
+            BindingOwner::Tool(i),
+            t.python_file.clone(),
+            t.function.clone(),
+            false,
+        ));
     }
     for (i, t) in bundle.lifecycle_tools.iter().enumerate() {
-        requests.push((BindingOwner::Lifecycle(i), t.python_file.clone(), t.function.clone(), false));
+        requests.push((
+            BindingOwner::Lifecycle(i),
+            t.python_file.clone(),
+            t.function.clone(),
+            false,
+        ));
     }
     for (i, m) in bundle.middleware.iter().enumerate() {
-        requests.push((BindingOwner::Middleware(i), m.filename.clone(), m.function.clone(), true));
+        requests.push((
+            BindingOwner::Middleware(i),
+            m.filename.clone(),
+            m.function.clone(),
+            true,
+        ));
     }
+    let requests_all = requests.clone();
     for (owner, path, function, middleware) in requests {
         let target = match &path {
             None if middleware => BindingTarget::ImportPath,
             None => continue, // `file` was missing or invalid: reported by the schema
-            Some(p) => resolve(bundle, fs, &dir, &root, &p.text),
+            Some(p) => {
+                // Every function the bundle binds from this file, so one parse serves all.
+                let wanted = functions_from(&requests_all, &p.text);
+                let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+                resolve(bundle, fs, &dir, &root, &p.text, &wanted)
+            }
         };
         bundle.bindings.push(Binding {
             owner,
@@ -105,12 +129,34 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
     }
 }
 
-fn resolve(bundle: &mut Bundle, fs: &dyn FileSystem, dir: &Path, root: &Path, requested: &str) -> BindingTarget {
+/// The function names bound from the file written as `path`.
+fn functions_from(
+    requests: &[(BindingOwner, Option<Name>, Option<Name>, bool)],
+    path: &str,
+) -> Vec<String> {
+    requests
+        .iter()
+        .filter(|(_, p, _, _)| p.as_ref().is_some_and(|p| p.text == path))
+        .filter_map(|(_, _, f, _)| f.as_ref().map(|f| f.text.clone()))
+        .collect()
+}
+
+fn resolve(
+    bundle: &mut Bundle,
+    fs: &dyn FileSystem,
+    dir: &Path,
+    root: &Path,
+    requested: &str,
+    wanted: &[&str],
+) -> BindingTarget {
     let requested_path = Path::new(requested);
     if requested_path.is_absolute() {
         return BindingTarget::Outside(format!("`{requested}` is an absolute path; mozaiks resolves tool files relative to the bundle folder"));
     }
-    let candidates = [normalize(&dir.join(requested_path)), normalize(&dir.join("tools").join(requested_path))];
+    let candidates = [
+        normalize(&dir.join(requested_path)),
+        normalize(&dir.join("tools").join(requested_path)),
+    ];
     let mut tried = Vec::new();
     let mut escaped = false;
     for candidate in candidates {
@@ -128,7 +174,7 @@ fn resolve(bundle: &mut Bundle, fs: &dyn FileSystem, dir: &Path, root: &Path, re
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 // Parse what the analyzer would read as YAML; a huge file stays unparsed.
                 let module = if text.len() <= crate::syntax::yaml::MAX_FILE_BYTES {
-                    python::parse(&text)
+                    python::parse(&text, wanted)
                 } else {
                     python::Module::default()
                 };

@@ -369,7 +369,11 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
             }
         }
     }
-    if let Some(agents) = bundle.ui_config.as_ref().and_then(|u| u.visual_agents.as_ref()) {
+    if let Some(agents) = bundle
+        .ui_config
+        .as_ref()
+        .and_then(|u| u.visual_agents.as_ref())
+    {
         for agent in agents {
             b.refer(K::Agent, S::VisualAgent, agent);
         }

@@ -404,7 +404,7 @@ impl Parser {
             Tok::Name(n) => {
                 let hint = match n.as_str() {
                     "true" | "false" | "none" | "null" => {
-                        format!(" (Python constants are `True`, `False` and `None`)")
+                        " (Python constants are `True`, `False` and `None`)".to_string()
                     }
                     _ => " (use `${variable}` for context values and quotes for text)".to_string(),
                 };

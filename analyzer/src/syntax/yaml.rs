@@ -743,19 +743,35 @@ impl<'t> Builder<'t> {
         if entries.len() < 2 {
             return;
         }
-        let mut seen: HashMap<String, TextRange> = HashMap::new();
         let mut found = Vec::new();
-        for entry in entries {
-            let Some(scalar) = entry.key.as_scalar() else {
-                continue;
-            };
-            let key = scalar.value.hash_key();
-            if let Some(first) = seen.insert(key, entry.key.range) {
-                found.push((entry.key.range, first, scalar.value.python_str()));
+        if entries.len() <= 64 {
+            // Small mappings (nearly all): pairwise, without allocating keys.
+            for (i, entry) in entries.iter().enumerate() {
+                let Some(key) = entry.key.as_scalar() else {
+                    continue;
+                };
+                if let Some(first) = entries[..i].iter().find(|e| {
+                    e.key
+                        .as_scalar()
+                        .is_some_and(|k| same_key(&k.value, &key.value))
+                }) {
+                    found.push((entry.key.range, first.key.range, key.value.python_str()));
+                }
+            }
+        } else {
+            let mut seen: HashMap<String, TextRange> = HashMap::new();
+            for entry in entries {
+                let Some(scalar) = entry.key.as_scalar() else {
+                    continue;
+                };
+                if let Some(first) = seen.get(&scalar.value.hash_key()) {
+                    found.push((entry.key.range, *first, scalar.value.python_str()));
+                } else {
+                    seen.insert(scalar.value.hash_key(), entry.key.range);
+                }
             }
         }
         for (range, first, name) in found {
-            // Merged entries keep their source's range; only flag keys written here.
             let diagnostic = Diagnostic::new(
                 Rule::DuplicateKey,
                 self.file,
@@ -765,6 +781,15 @@ impl<'t> Builder<'t> {
             .with_related(self.file, first, "first written here");
             self.diagnostics.push(diagnostic);
         }
+    }
+}
+
+/// Python dict-key equality of two scalars (`1 == True == 1.0`), cheaply for strings.
+fn same_key(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Str(_), _) | (_, Value::Str(_)) => false,
+        _ => a.hash_key() == b.hash_key(),
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mzk_analyzer::diagnostics::Severity;
-use mzk_analyzer::{analyze_bundle, discover_bundles, Analysis, RealFs};
+use mzk_analyzer::{analyze_bundles, discover_bundles, Analysis, RealFs};
 
 use super::report::{self, Located};
 use super::OutputFormat;
@@ -50,10 +50,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
         }
     }
-    let analyses: Vec<Analysis> = bundles
-        .iter()
-        .map(|dir| analyze_bundle(&RealFs, dir))
-        .collect();
+    let analyses: Vec<Analysis> = analyze_bundles(&RealFs, &bundles);
     let mut located = Vec::new();
     let mut files = 0;
     for analysis in &analyses {
