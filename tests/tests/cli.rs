@@ -23,9 +23,10 @@ fn stdout(out: &Output) -> String {
 fn examples_pass_with_exit_status_zero() {
     let out = mzk(&["check", "bundles"], &repo());
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // 12 YAML files and the 6 Python files their tools and middleware bind.
     assert_eq!(
         stdout(&out),
-        "0 errors, 0 warnings in 2 bundles (12 files)\n"
+        "0 errors, 0 warnings in 2 bundles (18 files)\n"
     );
 }
 
@@ -39,8 +40,13 @@ fn errors_give_exit_status_one_and_every_format_reports_them() {
         text.contains("Tooling/tools.yaml:40:5: error[MZ101] unknown key `autotoolcall`"),
         "{text}"
     );
+    let errors = text.lines().filter(|l| l.contains(": error[")).count();
+    let warnings = text.lines().filter(|l| l.contains(": warning[")).count();
+    assert!(errors > 10 && warnings > 0, "{text}");
     assert!(
-        text.ends_with("14 errors, 0 warnings in 1 bundle (2 files)\n"),
+        text.ends_with(&format!(
+            "{errors} errors, {warnings} warnings in 1 bundle (2 files)\n"
+        )),
         "{text}"
     );
 
@@ -70,12 +76,20 @@ fn json_output_has_the_documented_shape() {
     let summary = &json["summary"];
     assert_eq!(summary["bundles"], 1);
     assert_eq!(summary["files"], 7);
-    assert_eq!(summary["warnings"], 0);
     let diagnostics = json["diagnostics"].as_array().unwrap();
+    let count = |severity: &str| {
+        diagnostics
+            .iter()
+            .filter(|d| d["severity"] == severity)
+            .count()
+    };
+    assert_eq!(summary["errors"].as_u64().unwrap() as usize, count("error"));
     assert_eq!(
-        summary["errors"].as_u64().unwrap() as usize,
-        diagnostics.len()
+        summary["warnings"].as_u64().unwrap() as usize,
+        count("warning")
     );
+    assert!(count("warning") > 0);
+    assert_eq!(count("error") + count("warning"), diagnostics.len());
     let failure = diagnostics.iter().find(|d| d["code"] == "MZ122").unwrap();
     assert_eq!(failure["name"], "failure-message-key");
     assert_eq!(failure["severity"], "error");

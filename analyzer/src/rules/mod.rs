@@ -176,7 +176,7 @@ mod tests {
             assert!(info
                 .name
                 .chars()
-                .all(|c| c.is_ascii_lowercase() || c == '-'));
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
         }
     }
 
