@@ -124,6 +124,8 @@ impl Authority {
     pub fn has_deterministic_writer(&self) -> bool {
         match self.class {
             AuthorityClass::ImmutableRuntime => false,
+            // Closed classes keep only deterministic writers: empty means none.
+            c if c.is_closed() && self.writers.is_empty() => false,
             _ if self.writers.is_empty() => true,
             _ => self
                 .writers

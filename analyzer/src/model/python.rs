@@ -76,7 +76,8 @@ fn relative_to(dir: &Path, path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Resolves every binding and parses the files they name.
+/// Resolves every binding, then parses each file once with every function
+/// the bundle binds from it.
 pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
     let dir = normalize(&bundle.dir);
     let root = dir
@@ -108,17 +109,12 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
             true,
         ));
     }
-    let requests_all = requests.clone();
+    let mut sources: Vec<(FileId, String)> = Vec::new();
     for (owner, path, function, middleware) in requests {
         let target = match &path {
             None if middleware => BindingTarget::ImportPath,
             None => continue, // `file` was missing or invalid: reported by the schema
-            Some(p) => {
-                // Every function the bundle binds from this file, so one parse serves all.
-                let wanted = functions_from(&requests_all, &p.text);
-                let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
-                resolve(bundle, fs, &dir, &root, &p.text, &wanted)
-            }
+            Some(p) => resolve(bundle, fs, &dir, &root, &p.text, &mut sources),
         };
         bundle.bindings.push(Binding {
             owner,
@@ -127,18 +123,21 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
             target,
         });
     }
-}
-
-/// The function names bound from the file written as `path`.
-fn functions_from(
-    requests: &[(BindingOwner, Option<Name>, Option<Name>, bool)],
-    path: &str,
-) -> Vec<String> {
-    requests
-        .iter()
-        .filter(|(_, p, _, _)| p.as_ref().is_some_and(|p| p.text == path))
-        .filter_map(|(_, _, f, _)| f.as_ref().map(|f| f.text.clone()))
-        .collect()
+    for (id, text) in sources {
+        let wanted: Vec<&str> = bundle
+            .bindings
+            .iter()
+            .filter(|b| b.target == BindingTarget::File(id))
+            .filter_map(|b| b.function.as_ref().map(|f| f.text.as_str()))
+            .collect();
+        // A file larger than the analyzer reads stays unparsed.
+        let module = if text.len() <= crate::syntax::yaml::MAX_FILE_BYTES {
+            python::parse(&text, &wanted)
+        } else {
+            python::Module::default()
+        };
+        bundle.python.push(PythonFile { file: id, module });
+    }
 }
 
 fn resolve(
@@ -147,7 +146,7 @@ fn resolve(
     dir: &Path,
     root: &Path,
     requested: &str,
-    wanted: &[&str],
+    sources: &mut Vec<(FileId, String)>,
 ) -> BindingTarget {
     let requested_path = Path::new(requested);
     if requested_path.is_absolute() {
@@ -172,12 +171,7 @@ fn resolve(
             Ok(bytes) => {
                 let id = FileId(bundle.files.len() as u32);
                 let text = String::from_utf8_lossy(&bytes).into_owned();
-                // Parse what the analyzer would read as YAML; a huge file stays unparsed.
-                let module = if text.len() <= crate::syntax::yaml::MAX_FILE_BYTES {
-                    python::parse(&text, wanted)
-                } else {
-                    python::Module::default()
-                };
+                sources.push((id, text.clone()));
                 bundle.files.push(SourceFile {
                     id,
                     relative,
@@ -185,7 +179,6 @@ fn resolve(
                     line_index: LineIndex::new(&text),
                     text,
                 });
-                bundle.python.push(PythonFile { file: id, module });
                 return BindingTarget::File(id);
             }
             Err(_) => tried.push(relative),

@@ -583,8 +583,15 @@ impl<'t> Builder<'t> {
             SaphyrStyle::Literal => ScalarStyle::Literal,
             SaphyrStyle::Folded => ScalarStyle::Folded,
         };
-        // Block scalars' spans run into the following line break; trim for display.
-        let range = trim_range(self.text, self.offsets.base, range);
+        // The parser's spans of quoted scalars run on to the next token (over
+        // spaces and comments), and block scalars' into the next line: cut them
+        // at the closing quote, or trim.
+        let range = match style {
+            ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                quoted_range(self.text, self.offsets.base, range)
+            }
+            _ => trim_range(self.text, self.offsets.base, range),
+        };
         let resolved = match tag {
             Some(tag) => match core_tag(tag) {
                 // `!` (non-specific) resolves like an untagged plain scalar in PyYAML.
@@ -808,6 +815,26 @@ fn core_tag(tag: &saphyr_parser::Tag) -> Option<&str> {
     }
 }
 
+/// The range of a quoted scalar, ending just after its closing quote.
+fn quoted_range(text: &str, base: u32, range: TextRange) -> TextRange {
+    let start = (range.start - base) as usize;
+    let end = ((range.end - base) as usize).min(text.len());
+    let bytes = text.as_bytes();
+    let Some(&quote) = bytes.get(start) else {
+        return range;
+    };
+    let mut i = start + 1;
+    while i < end {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return TextRange::new(range.start, base + i as u32 + 1),
+            _ => i += 1,
+        }
+    }
+    trim_range(text, base, range)
+}
+
 fn trim_range(text: &str, base: u32, range: TextRange) -> TextRange {
     let start = (range.start - base) as usize;
     let end = ((range.end - base) as usize).min(text.len());
@@ -903,6 +930,16 @@ mod tests {
             &text[flow.range.start as usize..flow.range.end as usize],
             "{b: 1}"
         );
+    }
+
+    #[test]
+    fn quoted_scalars_end_at_their_closing_quote() {
+        let text = "a: \"x \\\" == 'd'\"   # comment\nb: 'it''s'  # c\n";
+        let (root, _) = parse_ok(text);
+        let a = root.get("a").unwrap().range;
+        assert_eq!(&text[a.start as usize..a.end as usize], "\"x \\\" == 'd'\"");
+        let b = root.get("b").unwrap().range;
+        assert_eq!(&text[b.start as usize..b.end as usize], "'it''s'");
     }
 
     #[test]
