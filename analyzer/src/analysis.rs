@@ -58,6 +58,55 @@ impl FileSystem for RealFs {
     }
 }
 
+/// Files held in memory (tests, and editor buffers layered over the disk).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryFs {
+    files: std::collections::BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl MemoryFs {
+    pub fn new() -> MemoryFs {
+        MemoryFs::default()
+    }
+
+    /// Adds (or replaces) a file.
+    pub fn insert(&mut self, path: impl Into<PathBuf>, content: impl Into<Vec<u8>>) {
+        self.files.insert(path.into(), content.into());
+    }
+}
+
+impl FileSystem for MemoryFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not in memory"))
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        let mut entries: Vec<(PathBuf, bool)> = Vec::new();
+        for file in self.files.keys() {
+            let Ok(rest) = file.strip_prefix(path) else {
+                continue;
+            };
+            let mut components = rest.components();
+            let Some(first) = components.next() else {
+                continue;
+            };
+            let child = path.join(first);
+            let is_dir = components.next().is_some();
+            if !entries.iter().any(|(p, _)| *p == child) {
+                entries.push((child, is_dir));
+            }
+        }
+        Ok(entries)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+}
+
 /// The result of analysing one bundle.
 #[derive(Debug, Clone)]
 pub struct Analysis {

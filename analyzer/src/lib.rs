@@ -13,5 +13,5 @@ pub mod schema;
 pub mod syntax;
 
 pub use analysis::{
-    analyze_bundle, analyze_bundles, discover_bundles, Analysis, FileSystem, RealFs,
+    analyze_bundle, analyze_bundles, discover_bundles, Analysis, FileSystem, MemoryFs, RealFs,
 };

@@ -92,7 +92,8 @@ fn unresolved(symbols: &SymbolTable, r: &Reference, out: &mut Vec<Diagnostic>) {
             | RefSite::OutcomeKey,
         )
         | (SymbolKind::Model, _)
-        | (SymbolKind::WriterId, _) => return,
+        | (SymbolKind::WriterId, _)
+        | (SymbolKind::PythonFunction, _) => return,
         (SymbolKind::Agent, RefSite::RuleSource) => {
             (Rule::UnknownAgent, "this rule can never fire")
         }

@@ -373,3 +373,68 @@ pub fn infer(bundle: &Bundle, variable: &Variable) -> Authority {
         reason,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{analyze_bundle, MemoryFs};
+
+    /// The inferences bundle-format §9.3 reports as checked on 0.2.0.
+    #[test]
+    fn inference_matches_the_reference() {
+        let mut fs = MemoryFs::new();
+        fs.insert(
+            "/w/B/orchestrator.yaml",
+            "schema_version: mozaiks.orchestrator.v1\nworkflow_name: B\nworkflow_startup_mode: AgentDriven\ninitial_agent: A\n",
+        );
+        fs.insert(
+            "/w/B/agents.yaml",
+            "agents:\n  - {name: A, system_message: a, structured_outputs_required: false}\n",
+        );
+        fs.insert(
+            "/w/B/transition_graph.yaml",
+            "transition_rules:\n  - {source_agent: A, target_agent: terminate, transition_type: condition, condition_type: context_expression, context_expression: '${done} and ${step} == 1'}\n",
+        );
+        fs.insert(
+            "/w/B/context_variables.yaml",
+            "definitions:\n  done: {type: boolean, source: {type: state, default: false}}\n  step:\n    type: integer\n    source:\n      type: state\n      triggers: [{type: agent_text, agent: A, match: {equals: NEXT}}]\n  note: {type: string, source: {type: state}}\n  max_tokens: {type: integer, source: {type: state}}\n  region: {type: string, source: {type: config, env_var: REGION}}\n",
+        );
+        let analysis = analyze_bundle(&fs, std::path::Path::new("/w/B"));
+        let bundle = &analysis.bundle;
+        let auth = |name: &str| infer(bundle, bundle.variable(name).unwrap());
+
+        // A plain state boolean read by a rule: closed routing, deterministic writers.
+        let done = auth("done");
+        assert_eq!(done.class, AuthorityClass::ClosedRouting);
+        assert!(done.routing);
+        assert_eq!(
+            done.writers,
+            ["deterministic_tool", "lifecycle_tool", "structured_output"]
+        );
+        assert!(done.has_deterministic_writer());
+        // An `equals` agent_text trigger adds the sentinel writer.
+        assert!(auth("step")
+            .writers
+            .iter()
+            .any(|w| w == "sentinel_text_trigger"));
+        // A non-routing state variable gets the five ordinary writers, so tools
+        // (attributed to context_bridge) can write it.
+        let note = auth("note");
+        assert_eq!(note.class, AuthorityClass::MutableState);
+        assert!(note.can_write("context_bridge", false));
+        assert!(!note.can_write("agent_text", false));
+        // `max_tokens` contains `token`: immutable, nobody writes it.
+        let tokens = auth("max_tokens");
+        assert_eq!(tokens.class, AuthorityClass::ImmutableRuntime);
+        assert!(!tokens.can_write("deterministic_tool", false));
+        assert!(tokens.can_write("runtime_system", false));
+        // A config source is tool-only information and not persisted.
+        let region = auth("region");
+        assert_eq!(region.class, AuthorityClass::ToolOnly);
+        assert!(!region.persisted);
+        assert!(analysis
+            .diagnostics
+            .iter()
+            .all(|d| d.rule != crate::rules::Rule::RoutingVariableAuthority));
+    }
+}

@@ -22,6 +22,8 @@ pub enum SymbolKind {
     Batch,
     UiComponent,
     WriterId,
+    /// A module-level function of a bound Python file.
+    PythonFunction,
 }
 
 impl SymbolKind {
@@ -37,6 +39,7 @@ impl SymbolKind {
             SymbolKind::Batch => "task batch",
             SymbolKind::UiComponent => "UI component",
             SymbolKind::WriterId => "writer id",
+            SymbolKind::PythonFunction => "Python function",
         }
     }
 }
@@ -92,6 +95,8 @@ pub enum RefSite {
     TriggerAgent,
     A2aAgent,
     WriterId,
+    /// A tool, lifecycle or middleware `function`, naming its Python definition.
+    BoundFunction,
 }
 
 #[derive(Debug, Clone)]
@@ -286,6 +291,18 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
     for batch in &bundle.task_batches {
         b.define(SymbolKind::Batch, &batch.id);
     }
+    for file in &bundle.python {
+        for (name, range) in &file.module.defined {
+            b.define(
+                SymbolKind::PythonFunction,
+                &Name {
+                    text: name.clone(),
+                    file: file.file,
+                    range: *range,
+                },
+            );
+        }
+    }
 
     use RefSite as S;
     use SymbolKind as K;
@@ -416,6 +433,25 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
             }
         }
     }
+    // A bound `function` resolves to the definition in the file it resolved to.
+    for binding in &bundle.bindings {
+        let (super::python::BindingTarget::File(file), Some(function)) =
+            (&binding.target, &binding.function)
+        else {
+            continue;
+        };
+        let found = b.table.definitions.iter().rposition(|d| {
+            d.kind == K::PythonFunction && d.name.file == *file && d.name.text == function.text
+        });
+        b.table.references.push(Reference {
+            kind: K::PythonFunction,
+            site: S::BoundFunction,
+            name: function.clone(),
+            resolution: found.map_or(Resolution::Unresolved, |i| {
+                Resolution::Definition(DefId(i as u32))
+            }),
+        });
+    }
     b.table
 }
 
@@ -461,4 +497,69 @@ pub fn field_type_names(field: &super::ModelField) -> Vec<Name> {
             .cloned(),
     );
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{analyze_bundle, MemoryFs};
+
+    #[test]
+    fn definitions_and_references_resolve_across_files() {
+        let mut fs = MemoryFs::new();
+        let rules = "transition_rules:\n  - {source_agent: user, target_agent: Intake, transition_type: after_turn}\n  - {source_agent: Intake, target_agent: terminate, transition_type: condition, condition_type: context_equals, condition_key: done, condition_value: true}\n";
+        fs.insert("/w/S/orchestrator.yaml", "schema_version: mozaiks.orchestrator.v1\nworkflow_name: S\nworkflow_startup_mode: UserDriven\ninitial_agent: Intake\n");
+        fs.insert(
+            "/w/S/agents.yaml",
+            "agents:\n  - {name: Intake, system_message: hi, structured_outputs_required: false}\n",
+        );
+        fs.insert("/w/S/transition_graph.yaml", rules);
+        fs.insert("/w/S/context_variables.yaml", "definitions:\n  done: {type: boolean, source: {type: state, default: false}}\nagents:\n  Intake: {variables: [done]}\n");
+        fs.insert(
+            "/w/S/tools.yaml",
+            "tools:\n  - {agent: Intake, file: t.py, function: finish, tool_type: Agent_Tool}\n",
+        );
+        fs.insert(
+            "/w/S/tools/t.py",
+            "def finish(context_variables=None):\n    context_variables.set('done', True)\n",
+        );
+        let analysis = analyze_bundle(&fs, std::path::Path::new("/w/S"));
+        let symbols = &analysis.symbols;
+        let intake = symbols.lookup(SymbolKind::Agent, "Intake").unwrap();
+        // initial_agent, a rule target, a rule source, the view key and the tool agent.
+        let sites: Vec<RefSite> = symbols.references_to(intake).map(|r| r.site).collect();
+        assert_eq!(sites.len(), 5, "{sites:?}");
+        // The cursor on `Intake` in transition_graph.yaml names the agents.yaml definition.
+        let graph = analysis
+            .bundle
+            .files
+            .iter()
+            .find(|f| f.relative == "transition_graph.yaml")
+            .unwrap();
+        let offset = rules.find("target_agent: Intake").unwrap() as u32 + 15;
+        assert_eq!(symbols.at(graph.id, offset), Some(intake));
+        // `user` and `terminate` are reserved, not unresolved.
+        assert!(symbols
+            .references
+            .iter()
+            .filter(|r| r.kind == SymbolKind::Agent)
+            .all(|r| r.resolution != Resolution::Unresolved));
+        // The tool's function resolves into the Python file.
+        let def = symbols
+            .lookup(SymbolKind::PythonFunction, "finish")
+            .unwrap();
+        assert_eq!(symbols.references_to(def).count(), 1);
+        let py = analysis
+            .bundle
+            .file(symbols.definition(def).name.file)
+            .unwrap();
+        assert_eq!(py.relative, "tools/t.py");
+        let done = symbols.lookup(SymbolKind::Variable, "done").unwrap();
+        assert_eq!(symbols.references_to(done).count(), 2);
+        assert!(
+            analysis.diagnostics.is_empty(),
+            "{:?}",
+            analysis.diagnostics
+        );
+    }
 }
