@@ -137,6 +137,13 @@ fn normalized(name: &str) -> String {
         .collect()
 }
 
+fn is_positional(param: &crate::syntax::python::Param) -> bool {
+    matches!(
+        param.kind,
+        ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword
+    )
+}
+
 fn required(function: &Function) -> impl Iterator<Item = &crate::syntax::python::Param> {
     function.params.iter().filter(|p| {
         !p.has_default && !matches!(p.kind, ParamKind::VarPositional | ParamKind::VarKeyword)
@@ -210,16 +217,7 @@ fn signature(
             }
         }
         BindingOwner::Middleware(_) => {
-            let positional = function
-                .params
-                .iter()
-                .filter(|p| {
-                    matches!(
-                        p.kind,
-                        ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword
-                    )
-                })
-                .count();
+            let positional = function.params.iter().filter(|p| is_positional(p)).count();
             let var_positional = function
                 .params
                 .iter()
@@ -227,12 +225,7 @@ fn signature(
             let extra_required: Vec<&str> = function
                 .params
                 .iter()
-                .filter(|p| {
-                    matches!(
-                        p.kind,
-                        ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword
-                    )
-                })
+                .filter(|p| is_positional(p))
                 .skip(2)
                 .chain(
                     function

@@ -1806,43 +1806,49 @@ static BATCH_WORKER: Object = Object {
     rules: &[],
 };
 
+/// Execution settings shared by explicit batches (`execution:`) and conveyors.
+const CONCURRENCY: Field = field(
+    "concurrency",
+    int(Some(1), Some(32), false),
+    Default::Int(4),
+    "Tasks run at once, 1–32.",
+);
+const FAILURE_POLICY: Field = field(
+    "failure_policy",
+    Kind::Enum {
+        values: FAILURE_POLICIES,
+        nullable: false,
+    },
+    Default::Str("fail_batch"),
+    "fail_batch, continue_with_available or collect_errors.",
+);
+const RETRY_LIMIT: Field = field(
+    "retry_limit",
+    int(Some(0), Some(5), false),
+    Default::Int(0),
+    "Retries per task, 0–5.",
+);
+const TIMEOUT_SECONDS: Field = field(
+    "timeout_seconds",
+    int(Some(1), None, true),
+    Default::Null,
+    "Per-attempt timeout (null: 120 s).",
+);
+
 static BATCH_EXECUTION: Object = Object {
     name: "task batch execution",
     doc: "Execution policy.",
     fields: &[
-        field(
-            "concurrency",
-            int(Some(1), Some(32), false),
-            Default::Int(4),
-            "Tasks run at once, 1–32.",
-        ),
+        CONCURRENCY,
         field(
             "dependency_field",
             TEXT_REQ,
             Default::Str("depends_on"),
             "Task field listing dependencies.",
         ),
-        field(
-            "failure_policy",
-            Kind::Enum {
-                values: FAILURE_POLICIES,
-                nullable: false,
-            },
-            Default::Str("fail_batch"),
-            "fail_batch, continue_with_available or collect_errors.",
-        ),
-        field(
-            "retry_limit",
-            int(Some(0), Some(5), false),
-            Default::Int(0),
-            "Retries per task, 0–5.",
-        ),
-        field(
-            "timeout_seconds",
-            int(Some(1), None, true),
-            Default::Null,
-            "Per-attempt timeout (null: 120 s).",
-        ),
+        FAILURE_POLICY,
+        RETRY_LIMIT,
+        TIMEOUT_SECONDS,
     ],
     legacy: &[],
     rules: &[],
@@ -1945,33 +1951,10 @@ static CONVEYOR: Object = Object {
             REQ,
             "Agents allowed to run tasks (at least one).",
         ),
-        field(
-            "concurrency",
-            int(Some(1), Some(32), false),
-            Default::Int(4),
-            "Tasks run at once, 1–32.",
-        ),
-        field(
-            "failure_policy",
-            Kind::Enum {
-                values: FAILURE_POLICIES,
-                nullable: false,
-            },
-            Default::Str("fail_batch"),
-            "Failure policy.",
-        ),
-        field(
-            "retry_limit",
-            int(Some(0), Some(5), false),
-            Default::Int(0),
-            "Retries per task, 0–5.",
-        ),
-        field(
-            "timeout_seconds",
-            int(Some(1), None, true),
-            Default::Null,
-            "Per-attempt timeout.",
-        ),
+        CONCURRENCY,
+        FAILURE_POLICY,
+        RETRY_LIMIT,
+        TIMEOUT_SECONDS,
         field(
             "require_owned_paths",
             BOOL,

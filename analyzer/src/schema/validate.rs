@@ -970,6 +970,18 @@ impl Validator<'_> {
         }
     }
 
+    fn not_a_string(&mut self, name: &str, item: &Node) {
+        self.report(
+            Rule::WrongType,
+            item.range,
+            format!(
+                "each `{name}` entry must be a string, found {}{}",
+                describe(item),
+                quote_hint(item)
+            ),
+        );
+    }
+
     fn text(&mut self, node: &Node, name: &str, kind: TextKind, range: TextRange) -> Option<Norm> {
         let scalar = node.as_scalar().map(|s| &s.value);
         if matches!(kind, TextKind::Optional | TextKind::OptionalRequired) && node.is_null() {
@@ -1212,15 +1224,7 @@ impl Validator<'_> {
                     }
                     None => {
                         ok = false;
-                        self.report(
-                            Rule::WrongType,
-                            it_range,
-                            format!(
-                                "each `{name}` entry must be a string, found {}{}",
-                                describe(it),
-                                quote_hint(it)
-                            ),
-                        );
+                        self.not_a_string(name, it);
                     }
                 },
                 ListKind::Raw => match it.as_str() {
@@ -1230,15 +1234,7 @@ impl Validator<'_> {
                     }),
                     None => {
                         ok = false;
-                        self.report(
-                            Rule::WrongType,
-                            it_range,
-                            format!(
-                                "each `{name}` entry must be a string, found {}{}",
-                                describe(it),
-                                quote_hint(it)
-                            ),
-                        );
+                        self.not_a_string(name, it);
                     }
                 },
                 ListKind::Exact { .. } => {
