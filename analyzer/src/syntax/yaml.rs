@@ -1019,6 +1019,14 @@ mod tests {
     }
 
     #[test]
+    fn oversized_files_are_refused_before_parsing() {
+        let text = "- v\n".repeat(MAX_FILE_BYTES / 4 + 1);
+        assert_eq!(codes(&text), vec!["MZ007"]);
+        let text = "- v\n".repeat(1000);
+        assert!(codes(&text).is_empty());
+    }
+
+    #[test]
     fn deep_nesting_is_refused_not_recursed() {
         let text: String = (0..400).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
         assert!(codes(&text).contains(&"MZ008"));
