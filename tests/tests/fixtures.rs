@@ -39,3 +39,23 @@ fn example_bundles_are_clean() {
     let out = render_all(&repo().join("bundles"));
     assert_eq!(out, "", "the example bundles must have no diagnostics");
 }
+
+/// Every rule has a failing case in some fixture snapshot, except the two
+/// limits that need inputs too large to keep in the repository (their unit
+/// tests in analyzer/src/syntax/yaml.rs build them in memory).
+#[test]
+fn every_rule_is_exercised_by_a_fixture() {
+    let fixtures = repo().join("tests/fixtures");
+    let mut expected = String::new();
+    for entry in std::fs::read_dir(&fixtures).unwrap() {
+        let path = entry.unwrap().path().join("expected.txt");
+        expected.push_str(&std::fs::read_to_string(path).unwrap_or_default());
+    }
+    let exempt = ["MZ007", "MZ008"];
+    let missing: Vec<&str> = mzk_analyzer::rules::Rule::ALL
+        .iter()
+        .map(|r| r.code())
+        .filter(|code| !exempt.contains(code) && !expected.contains(&format!("[{code}]")))
+        .collect();
+    assert!(missing.is_empty(), "rules without a fixture case: {missing:?}");
+}
