@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::mentions::SharedMentions;
 use crate::model::{self, Bundle, SourceFile};
 use crate::rules::Rule;
 use crate::schema::{validate_file, FILE_KINDS};
@@ -117,6 +118,12 @@ pub struct Analysis {
 
 /// Analyses the bundle in `dir` (a folder holding orchestrator.yaml).
 pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
+    let shared = SharedMentions::scan(fs, dir.parent().unwrap_or(dir));
+    analyze_bundle_with(fs, dir, &shared)
+}
+
+/// As [`analyze_bundle`], with the shared folders beside the bundle already read.
+pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMentions) -> Analysis {
     let mut bundle = Bundle {
         folder_name: dir
             .file_name()
@@ -175,6 +182,8 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
     }
     model::python::load(&mut bundle, fs);
     let symbols = model::symbols::build(&bundle);
+    let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
+    model::mentions::scan(&mut bundle, fs, &unreferenced, shared);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
     diagnostics.sort_by(|a, b| {
         (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
@@ -195,12 +204,28 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
 
 /// Analyses several bundles on all available cores, results in input order.
 pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<Analysis> {
+    // The shared folders of each workflows root are read once.
+    let mut shared: Vec<(PathBuf, SharedMentions)> = Vec::new();
+    for dir in dirs {
+        let root = dir.parent().unwrap_or(dir).to_path_buf();
+        if !shared.iter().any(|(r, _)| *r == root) {
+            let mentions = SharedMentions::scan(fs, &root);
+            shared.push((root, mentions));
+        }
+    }
+    let analyze = |dir: &PathBuf| {
+        let root = dir.parent().unwrap_or(dir);
+        match shared.iter().find(|(r, _)| r == root) {
+            Some((_, mentions)) => analyze_bundle_with(fs, dir, mentions),
+            None => analyze_bundle(fs, dir),
+        }
+    };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(dirs.len())
         .max(1);
     if workers == 1 {
-        return dirs.iter().map(|dir| analyze_bundle(fs, dir)).collect();
+        return dirs.iter().map(analyze).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Option<Analysis>> = (0..dirs.len()).map(|_| None).collect();
@@ -210,7 +235,7 @@ pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<An
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(dir) = dirs.get(i) else { break };
-                let analysis = analyze_bundle(fs, dir);
+                let analysis = analyze(dir);
                 if let Ok(mut slots) = slots.lock() {
                     slots[i] = Some(analysis);
                 }

@@ -13,5 +13,6 @@ pub mod schema;
 pub mod syntax;
 
 pub use analysis::{
-    analyze_bundle, analyze_bundles, discover_bundles, Analysis, FileSystem, MemoryFs, RealFs,
+    analyze_bundle, analyze_bundle_with, analyze_bundles, discover_bundles, Analysis, FileSystem,
+    MemoryFs, RealFs,
 };

@@ -57,5 +57,8 @@ fn every_rule_is_exercised_by_a_fixture() {
         .map(|r| r.code())
         .filter(|code| !exempt.contains(code) && !expected.contains(&format!("[{code}]")))
         .collect();
-    assert!(missing.is_empty(), "rules without a fixture case: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "rules without a fixture case: {missing:?}"
+    );
 }

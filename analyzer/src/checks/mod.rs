@@ -11,6 +11,8 @@ mod task_batches;
 use crate::diagnostics::Diagnostic;
 use crate::model::{Bundle, SymbolTable};
 
+pub use references::unreferenced_variables;
+
 /// Runs every cross-file check.
 pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     context_contract::check(bundle, out);

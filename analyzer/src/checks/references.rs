@@ -18,6 +18,55 @@ pub fn check(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) 
     duplicate_tools(bundle, out);
     transition_targets(bundle, out);
     hidden_messages(bundle, out);
+    unused_variables(bundle, symbols, out);
+}
+
+/// Declared variables that no YAML reference names, excluding those the
+/// runtime owns (identity names, `runtime` and `build_context` sources).
+pub fn unreferenced_variables(bundle: &Bundle, symbols: &SymbolTable) -> Vec<String> {
+    const RUNTIME_OWNED: &[&str] = &["app_id", "chat_id", "user_id", "workflow_name"];
+    symbols
+        .definitions
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.kind == SymbolKind::Variable)
+        .filter(|(i, _)| {
+            symbols
+                .references_to(crate::model::symbols::DefId(*i as u32))
+                .next()
+                .is_none()
+        })
+        .filter_map(|(_, d)| bundle.variable(&d.name.text))
+        .filter(|v| !RUNTIME_OWNED.contains(&v.name.text.as_str()))
+        .filter(|v| {
+            !matches!(
+                v.source_type.as_ref().map(|s| s.text.as_str()),
+                Some("runtime" | "build_context")
+            )
+        })
+        .map(|v| v.name.text.clone())
+        .collect()
+}
+
+/// A variable nothing refers to: no YAML reference, and no code, UI or data
+/// file of the bundle or of the shared folders beside it mentions its name.
+fn unused_variables(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
+    for name in unreferenced_variables(bundle, symbols) {
+        if bundle.mentioned_elsewhere.contains(&name) {
+            continue;
+        }
+        let Some(var) = bundle.variable(&name) else {
+            continue;
+        };
+        out.push(Diagnostic::new(
+            Rule::UnusedVariable,
+            var.name.file,
+            var.name.range,
+            format!(
+                "context variable `{name}` is never used: no rule, agent view, task batch or tool outcome refers to it, and no code, UI or data file mentions it; expose it to an agent or remove it"
+            ),
+        ));
+    }
 }
 
 const LEGACY_USER_ALIASES: &[&str] = &["user_proxy", "userproxy", "userproxyagent"];

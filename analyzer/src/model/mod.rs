@@ -4,6 +4,7 @@
 
 pub mod authority;
 mod lower;
+pub mod mentions;
 pub mod python;
 pub mod symbols;
 
@@ -68,6 +69,10 @@ pub struct Bundle {
     pub bindings: Vec<python::Binding>,
     /// The Python files those bindings name, parsed.
     pub python: Vec<python::PythonFile>,
+    /// Declared variables that no YAML reference names but that some code, UI
+    /// or data file of the bundle or of the workflows root's shared folders
+    /// mentions (see [`mentions::scan`]).
+    pub mentioned_elsewhere: std::collections::BTreeSet<String>,
 }
 
 impl Bundle {

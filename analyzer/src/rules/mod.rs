@@ -94,6 +94,7 @@ rules! {
     MissingInitialAgent => ("MZ208", "missing-initial-agent", Error, "orchestrator.yaml sets no initial_agent"),
     TransitionTarget => ("MZ209", "transition-target", Error, "A transition_target the graph compiler refuses, or one that does not fit the target agent"),
     HiddenAgentMessages => ("MZ210", "hidden-agent-messages", Warning, "ui_config.yaml hides every agent message (visual_agents null or missing)"),
+    UnusedVariable => ("MZ211", "unused-variable", Warning, "A context variable that nothing in the bundle or its shared code refers to"),
 
     // MZ4xx: context authority and routing conditions.
     ConditionValueType => ("MZ401", "condition-value-type", Warning, "A context_equals value that can never equal the variable's declared type"),

@@ -212,19 +212,31 @@ pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> Yam
 /// PyYAML's reader refuses everything outside
 /// `[\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]`.
 fn forbidden_char(text: &str) -> Option<(usize, char)> {
-    text.char_indices().find(|&(_, c)| {
-        let c = c as u32;
-        !(c == 0x09
-            || c == 0x0A
-            || c == 0x0D
-            || (0x20..=0x7E).contains(&c)
-            || c == 0x85
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // Fast path: printable ASCII, tab, LF and CR are always allowed.
+        if b < 0x80 {
+            if !(b == 0x09 || b == 0x0A || b == 0x0D || (0x20..=0x7E).contains(&b)) {
+                return Some((i, b as char));
+            }
+            i += 1;
+            continue;
+        }
+        let ch = text[i..].chars().next()?;
+        let c = ch as u32;
+        let allowed = c == 0x85
             || (0xA0..=0xD7FF).contains(&c)
             || (0xE000..=0xFFFD).contains(&c)
-            || (0x10000..=0x10FFFF).contains(&c))
-            // A BOM later in the file is kept as a character by PyYAML.
-            && c != 0xFEFF
-    })
+            || (0x10000..=0x10FFFF).contains(&c);
+        // A BOM later in the file is kept as a character by PyYAML.
+        if !allowed && c != 0xFEFF {
+            return Some((i, ch));
+        }
+        i += ch.len_utf8();
+    }
+    None
 }
 
 /// Converts the parser's character indices to byte offsets.
