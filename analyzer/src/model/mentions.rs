@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::path::Path;
 
 use super::Bundle;
@@ -82,6 +82,7 @@ pub fn scan(
     // so non-overlapping matches find every whole-word mention.
     let Ok(matcher) = AhoCorasick::builder()
         .match_kind(MatchKind::LeftmostLongest)
+        .kind(Some(AhoCorasickKind::DFA))
         .build(&candidates)
     else {
         return;

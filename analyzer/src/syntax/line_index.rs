@@ -28,15 +28,11 @@ impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![0u32];
         let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => line_starts.push(i as u32 + 1),
-                // A lone CR is a line break for PyYAML too; CRLF counts once.
-                b'\r' if bytes.get(i + 1) != Some(&b'\n') => line_starts.push(i as u32 + 1),
-                _ => {}
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            // A lone CR is a line break for PyYAML too; CRLF counts once.
+            if bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n') {
+                line_starts.push(i as u32 + 1);
             }
-            i += 1;
         }
         LineIndex {
             line_starts,
