@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::path::Path;
 
 use super::Bundle;
@@ -31,13 +30,38 @@ const SKIPPED_DIRS: &[&str] = &[
 /// shared by the bundles analysed under it.
 #[derive(Debug, Clone, Default)]
 pub struct SharedMentions {
-    identifiers: HashSet<String>,
+    identifiers: HashSet<String, Fnv>,
+}
+
+/// FNV-1a: identifiers are short, and SipHash's DoS resistance buys nothing here.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fnv;
+
+impl std::hash::BuildHasher for Fnv {
+    type Hasher = FnvHasher;
+    fn build_hasher(&self) -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 impl SharedMentions {
     /// Reads the non-bundle folders of `root`.
     pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
-        let mut identifiers = HashSet::new();
+        let mut identifiers: HashSet<String, Fnv> = HashSet::default();
         let mut budget = (MAX_FILES, MAX_BYTES);
         if let Ok(entries) = fs.read_dir(root) {
             for (path, is_dir) in entries {
@@ -77,44 +101,71 @@ pub fn scan(
     if candidates.is_empty() {
         return;
     }
-    // One pass over each file for all names at once.
-    // Leftmost-longest: a name inside a longer identifier is never a whole word,
-    // so non-overlapping matches find every whole-word mention.
-    let Ok(matcher) = AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostLongest)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&candidates)
-    else {
-        return;
-    };
+    let matcher = NameSet::new(&candidates);
     let mut found: HashSet<usize> = HashSet::new();
     let mut budget = (MAX_FILES, MAX_BYTES);
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     // Files the bundle already read (bound Python) are scanned from memory.
     let loaded: HashSet<std::path::PathBuf> = bundle
         .files
         .iter()
         .map(|f| bundle.dir.join(&f.relative))
         .collect();
-    let texts = bundle
-        .files
-        .iter()
-        .filter(|f| f.kind.is_none())
-        .map(|f| f.text.as_bytes().to_vec());
-    let on_disk = files(fs, &bundle.dir.clone(), &mut budget, &loaded).collect::<Vec<_>>();
-    for content in texts.chain(on_disk) {
-        for m in matcher.find_iter(&content) {
-            // A whole identifier, not part of a longer one.
-            let before = m.start().checked_sub(1).map(|i| content[i]);
-            let after = content.get(m.end()).copied();
-            if !before.is_some_and(is_word) && !after.is_some_and(is_word) {
-                found.insert(m.pattern().as_usize());
-            }
+    for file in bundle.files.iter().filter(|f| f.kind.is_none()) {
+        matcher.scan(file.text.as_bytes(), &mut found);
+    }
+    for content in files(fs, &bundle.dir.clone(), &mut budget, &loaded) {
+        matcher.scan(&content, &mut found);
+        if found.len() == candidates.len() {
+            break;
         }
     }
     bundle
         .mentioned_elsewhere
         .extend(found.into_iter().map(|i| candidates[i].clone()));
+}
+
+/// Whole-identifier lookup of a few names in a lot of text: identifiers are
+/// cut at non-word bytes, and only those whose length and first byte some
+/// name has are hashed.
+struct NameSet<'n> {
+    names: std::collections::HashMap<&'n str, usize, Fnv>,
+    lengths: [bool; 256],
+    first_bytes: [bool; 256],
+}
+
+impl<'n> NameSet<'n> {
+    fn new(names: &[&'n String]) -> NameSet<'n> {
+        let mut set = NameSet {
+            names: std::collections::HashMap::default(),
+            lengths: [false; 256],
+            first_bytes: [false; 256],
+        };
+        for (i, name) in names.iter().enumerate() {
+            set.names.insert(name.as_str(), i);
+            set.lengths[name.len().min(255)] = true;
+            if let Some(&b) = name.as_bytes().first() {
+                set.first_bytes[b as usize] = true;
+            }
+        }
+        set
+    }
+
+    fn scan(&self, content: &[u8], found: &mut HashSet<usize>) {
+        for token in content.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
+            if token.is_empty()
+                || !self.lengths[token.len().min(255)]
+                || !self.first_bytes[token[0] as usize]
+            {
+                continue;
+            }
+            if let Some(&i) = std::str::from_utf8(token)
+                .ok()
+                .and_then(|t| self.names.get(t))
+            {
+                found.insert(i);
+            }
+        }
+    }
 }
 
 /// The scanned files under `dir`, read lazily within the budget.
