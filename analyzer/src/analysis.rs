@@ -124,14 +124,12 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
 
 /// As [`analyze_bundle`], with the shared folders beside the bundle already read.
 pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMentions) -> Analysis {
-    let mut bundle = Bundle {
-        folder_name: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        dir: dir.to_path_buf(),
-        ..Bundle::default()
-    };
+    let mut bundle = Bundle::default();
+    bundle.folder_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    bundle.dir = dir.to_path_buf();
     let mut diagnostics = Vec::new();
     for &kind in FILE_KINDS {
         let path = dir.join(kind.path());
@@ -180,6 +178,7 @@ pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMenti
             model::lower(&mut bundle, kind, id, &root);
         }
     }
+    bundle.index();
     model::python::load(&mut bundle, fs);
     let symbols = model::symbols::build(&bundle);
     let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);

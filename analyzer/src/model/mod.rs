@@ -73,6 +73,10 @@ pub struct Bundle {
     /// or data file of the bundle or of the workflows root's shared folders
     /// mentions (see [`mentions::scan`]).
     pub mentioned_elsewhere: std::collections::BTreeSet<String>,
+    /// Name → position in `agents` / `variables` (first wins), built by [`Bundle::index`].
+    agent_index: std::collections::HashMap<String, usize>,
+    variable_index: std::collections::HashMap<String, usize>,
+    registry_index: std::collections::HashMap<String, usize>,
 }
 
 impl Bundle {
@@ -84,21 +88,48 @@ impl Bundle {
         self.files.iter().find(|f| f.kind == Some(kind))
     }
 
+    /// Builds the name indexes once every file is lowered (lookups stay
+    /// constant-time on bundles with thousands of agents).
+    pub fn index(&mut self) {
+        self.agent_index.clear();
+        self.variable_index.clear();
+        self.registry_index.clear();
+        for (i, a) in self.agents.iter().enumerate() {
+            self.agent_index.entry(a.name.text.clone()).or_insert(i);
+        }
+        for (i, v) in self.variables.iter().enumerate() {
+            self.variable_index.entry(v.name.text.clone()).or_insert(i);
+        }
+        // The last registry entry for an agent wins, as in a YAML mapping.
+        for (i, r) in self.registry.iter().enumerate() {
+            self.registry_index.insert(r.agent.text.clone(), i);
+        }
+    }
+
     pub fn variable(&self, name: &str) -> Option<&Variable> {
-        self.variables.iter().find(|v| v.name.text == name)
+        match self.variable_index.get(name) {
+            Some(&i) => self.variables.get(i),
+            None if self.variable_index.is_empty() => self.variables.iter().find(|v| v.name.text == name),
+            None => None,
+        }
     }
 
     pub fn agent(&self, name: &str) -> Option<&Agent> {
-        self.agents.iter().find(|a| a.name.text == name)
+        match self.agent_index.get(name) {
+            Some(&i) => self.agents.get(i),
+            None if self.agent_index.is_empty() => self.agents.iter().find(|a| a.name.text == name),
+            None => None,
+        }
     }
 
     /// The model an agent's registry entry names (`None` for no entry or null).
     pub fn registry_model(&self, agent: &str) -> Option<&Name> {
-        self.registry
-            .iter()
-            .rev()
-            .find(|r| r.agent.text == agent)
-            .and_then(|r| r.model.as_ref())
+        let entry = match self.registry_index.get(agent) {
+            Some(&i) => self.registry.get(i),
+            None if self.registry_index.is_empty() => self.registry.iter().rev().find(|r| r.agent.text == agent),
+            None => None,
+        };
+        entry.and_then(|r| r.model.as_ref())
     }
 }
 

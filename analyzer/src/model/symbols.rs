@@ -112,6 +112,10 @@ pub struct Reference {
 pub struct SymbolTable {
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,
+    /// (kind, name) → the first definition, for constant-time lookup.
+    index: std::collections::HashMap<(SymbolKind, String), DefId>,
+    /// Definition → the references that resolve to it.
+    referrers: std::collections::HashMap<DefId, Vec<u32>>,
 }
 
 impl SymbolTable {
@@ -121,17 +125,16 @@ impl SymbolTable {
 
     /// The first definition of `kind` named `name`.
     pub fn lookup(&self, kind: SymbolKind, name: &str) -> Option<DefId> {
-        self.definitions
-            .iter()
-            .position(|d| d.kind == kind && d.name.text == name)
-            .map(|i| DefId(i as u32))
+        self.index.get(&(kind, name.to_string())).copied()
     }
 
     /// Every reference that resolves to `id`.
     pub fn references_to(&self, id: DefId) -> impl Iterator<Item = &Reference> {
-        self.references
-            .iter()
-            .filter(move |r| r.resolution == Resolution::Definition(id))
+        self.referrers
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.references[i as usize])
     }
 
     /// The definition or reference under a byte offset of a file: what the
@@ -177,6 +180,8 @@ struct Builder {
 
 impl Builder {
     fn define(&mut self, kind: SymbolKind, name: &Name) {
+        let id = DefId(self.table.definitions.len() as u32);
+        self.table.index.entry((kind, name.text.clone())).or_insert(id);
         self.table.definitions.push(Definition {
             kind,
             name: name.clone(),
@@ -451,6 +456,11 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
                 Resolution::Definition(DefId(i as u32))
             }),
         });
+    }
+    for (i, r) in b.table.references.iter().enumerate() {
+        if let Resolution::Definition(id) = r.resolution {
+            b.table.referrers.entry(id).or_default().push(i as u32);
+        }
     }
     b.table
 }
