@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod checks;
+pub mod graph;
 pub mod diagnostics;
 pub mod model;
 pub mod rules;

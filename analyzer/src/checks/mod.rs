@@ -2,6 +2,7 @@
 
 mod authority;
 mod context_contract;
+mod graph;
 mod outcome_contract;
 mod python;
 mod references;
@@ -22,4 +23,5 @@ pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     authority::check(bundle, out);
     task_batches::check(bundle, out);
     python::check(bundle, out);
+    graph::check(bundle, out);
 }

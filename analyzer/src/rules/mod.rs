@@ -96,6 +96,14 @@ rules! {
     HiddenAgentMessages => ("MZ210", "hidden-agent-messages", Warning, "ui_config.yaml hides every agent message (visual_agents null or missing)"),
     UnusedVariable => ("MZ211", "unused-variable", Warning, "A context variable that nothing in the bundle or its shared code refers to"),
 
+    // MZ3xx: the transition graph.
+    UnreachableAgent => ("MZ301", "unreachable-agent", Warning, "An agent no chain of rules leads to from the entry"),
+    NoTransitionMatched => ("MZ302", "no-transition-matched", Warning, "A reachable agent after whose turn no rule can match"),
+    ShadowedRule => ("MZ303", "shadowed-rule", Warning, "A rule that can never fire because an earlier rule always wins"),
+    RoutingTrap => ("MZ304", "routing-trap", Warning, "An agent from which no rule path reaches terminate or user"),
+    PauseWithoutUserRule => ("MZ305", "pause-without-user-rule", Warning, "A rule pauses for the user but no rule routes the user's reply"),
+    TerminateUnreachable => ("MZ306", "terminate-unreachable", Warning, "No chain of rules from the entry reaches terminate"),
+
     // MZ4xx: context authority and routing conditions.
     ConditionValueType => ("MZ401", "condition-value-type", Warning, "A context_equals value that can never equal the variable's declared type"),
     ExpressionSyntax => ("MZ402", "expression-syntax", Error, "A context_expression outside the grammar mozaiks 0.2.0 compiles"),

@@ -1,0 +1,232 @@
+//! MZ3xx: routing, proved from the transition graph with mozaiks 0.2.0's
+//! evaluation order (condition rules before after_turn fallbacks, first match,
+//! source-scoped; user replies consult only rules whose source is `user`).
+
+use std::collections::HashMap;
+
+use petgraph::graph::NodeIndex;
+
+use crate::diagnostics::Diagnostic;
+use crate::graph::{Node, TransitionGraph};
+use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
+use crate::rules::Rule;
+use crate::syntax::{NodeKind, Value};
+
+pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let graph = TransitionGraph::build(bundle);
+    let Some(entry) = graph.entry else { return }; // MZ208 / MZ201
+    let entry_name = graph.graph[entry].label().to_string();
+    let parents = graph.paths_from(entry);
+    let exits = graph.can_reach(&[
+        graph.index(&Node::Terminate).expect("terminate node"),
+        graph.index(&Node::User).expect("user node"),
+    ]);
+    let with_path = |d: Diagnostic, node: NodeIndex| -> Diagnostic {
+        graph.witness(&parents, node).into_iter().fold(d, |d, i| {
+            let r = &bundle.rules[i];
+            d.with_related(r.file, r.source.range.cover(r.target.range), format!("{} -> {}", r.source.text, r.target.text))
+        })
+    };
+    for agent in &bundle.agents {
+        let Some(node) = graph.index(&Node::Agent(agent.name.text.clone())) else { continue };
+        if graph.outside.contains(&node) {
+            continue; // runs as a task-batch agent, outside the graph
+        }
+        if !parents.contains_key(&node) {
+            out.push(Diagnostic::new(
+                Rule::UnreachableAgent,
+                agent.name.file,
+                agent.name.range,
+                format!(
+                    "agent `{}` is never reached from the entry `{entry_name}`: no chain of rules leads to it (it can only run through an initial-agent override); add a rule that targets it or remove it",
+                    agent.name.text
+                ),
+            ));
+            continue;
+        }
+        let rules = graph.rules_from(bundle, node);
+        if rules.is_empty() {
+            out.push(with_path(
+                Diagnostic::new(
+                    Rule::NoTransitionMatched,
+                    agent.name.file,
+                    agent.name.range,
+                    format!(
+                        "agent `{}` has no outgoing rule: after its first turn the run fails with no_transition_matched; add a rule (an after_turn fallback at least)",
+                        agent.name.text
+                    ),
+                ),
+                node,
+            ));
+            continue;
+        }
+        shadowed(&rules, out);
+        if let Some(d) = uncovered(bundle, &agent.name.text, &rules) {
+            out.push(with_path(d, node));
+        }
+        if !exits.contains(&node) {
+            out.push(with_path(
+                Diagnostic::new(
+                    Rule::RoutingTrap,
+                    agent.name.file,
+                    agent.name.range,
+                    format!(
+                        "no rule path leads from `{}` to `terminate` or `user`: once reached, the run loops until max_turns and fails; add an exit rule",
+                        agent.name.text
+                    ),
+                ),
+                node,
+            ));
+        }
+    }
+    if let Some(user) = graph.index(&Node::User) {
+        let user_rules = graph.rules_from(bundle, user);
+        if parents.contains_key(&user) && user_rules.is_empty() {
+            if let Some(pause) = bundle.rules.iter().find(|r| r.target.text.eq_ignore_ascii_case("user")) {
+                out.push(Diagnostic::new(
+                    Rule::PauseWithoutUserRule,
+                    pause.file,
+                    pause.target.range,
+                    "this rule pauses for the user, but no rule has `source_agent: user`: the user's reply matches nothing and the run fails with no_transition_matched; add a rule from `user`",
+                ));
+            }
+        } else if !user_rules.is_empty() {
+            shadowed(&user_rules, out);
+        }
+    }
+    if let Some(terminate) = graph.index(&Node::Terminate) {
+        if !parents.contains_key(&terminate) {
+            if let Some(initial) = bundle.orchestrator.as_ref().and_then(|o| o.initial_agent.as_ref()) {
+                out.push(Diagnostic::new(
+                    Rule::TerminateUnreachable,
+                    initial.file,
+                    initial.range,
+                    format!(
+                        "no chain of rules from the entry `{entry_name}` reaches `terminate`: no run can complete; it can only pause or fail (no_transition_matched, max_turns)"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// What a condition tests, for spotting duplicates.
+fn condition(rule: &TransitionRule) -> Option<String> {
+    let key = rule.condition_key.as_ref().map(|k| k.text.as_str()).unwrap_or("");
+    match rule.condition_type? {
+        ConditionType::ContextEquals => Some(format!(
+            "equals {key} {}",
+            rule.condition_value.as_ref().map_or("null".to_string(), |v| match &v.kind {
+                NodeKind::Scalar(s) => s.value.hash_key(),
+                _ => v.python_str(),
+            })
+        )),
+        ConditionType::ContextExpression => Some(format!(
+            "expression {}",
+            rule.context_expression
+                .as_ref()
+                .map(|e| e.text.split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or_default()
+        )),
+        ConditionType::ToolCalled => Some(format!("tool {}", rule.tool_name.as_ref().map(|t| t.text.as_str()).unwrap_or(""))),
+    }
+}
+
+/// Rules of one source that can never fire: a second after_turn (the first
+/// always matches), or a condition identical to an earlier one.
+fn shadowed(rules: &[&TransitionRule], out: &mut Vec<Diagnostic>) {
+    let mut first_fallback: Option<&TransitionRule> = None;
+    let mut seen: HashMap<String, &TransitionRule> = HashMap::new();
+    for rule in rules {
+        let (earlier, why) = match rule.transition_type {
+            TransitionType::AfterTurn => match first_fallback {
+                Some(first) => (first, "an earlier after_turn fallback from the same source always matches first"),
+                None => {
+                    first_fallback = Some(rule);
+                    continue;
+                }
+            },
+            TransitionType::Condition => {
+                let Some(key) = condition(rule) else { continue };
+                match seen.get(&key) {
+                    Some(first) => (*first, "an earlier rule from the same source tests the same condition and wins"),
+                    None => {
+                        seen.insert(key, rule);
+                        continue;
+                    }
+                }
+            }
+        };
+        out.push(
+            Diagnostic::new(
+                Rule::ShadowedRule,
+                rule.file,
+                rule.source.range.cover(rule.target.range),
+                format!(
+                    "rule `{} -> {}` can never fire: {why}; remove it or change its condition",
+                    rule.source.text, rule.target.text
+                ),
+            )
+            .with_related(earlier.file, earlier.source.range.cover(earlier.target.range), "this rule matches first"),
+        );
+    }
+}
+
+/// The values a variable can hold, when they are a known finite set: the
+/// outcome values of an outcome key, or true/false for a boolean.
+fn domain(bundle: &Bundle, key: &str) -> Option<Vec<Value>> {
+    for tool in &bundle.tools {
+        if let Some(outcome) = &tool.outcome {
+            if outcome.context_key.as_ref().is_some_and(|k| k.text == key) {
+                return Some(outcome.values.iter().map(|v| Value::Str(v.text.clone())).collect());
+            }
+        }
+    }
+    let ty = bundle.variable(key)?.declared_type.as_ref()?.text.to_ascii_lowercase();
+    matches!(ty.as_str(), "boolean" | "bool").then(|| vec![Value::Bool(true), Value::Bool(false)])
+}
+
+/// A source without an after_turn fallback whose conditions all test one
+/// variable of a finite domain: the values no condition covers end the run
+/// with no_transition_matched.
+fn uncovered(bundle: &Bundle, source: &str, rules: &[&TransitionRule]) -> Option<Diagnostic> {
+    if rules.iter().any(|r| r.transition_type == TransitionType::AfterTurn) {
+        return None;
+    }
+    let key = rules.first()?.condition_key.as_ref()?;
+    let same_key = rules.iter().all(|r| {
+        r.condition_type == Some(ConditionType::ContextEquals) && r.condition_key.as_ref().is_some_and(|k| k.text == key.text)
+    });
+    if !same_key {
+        return None;
+    }
+    let values = domain(bundle, &key.text)?;
+    let covered: Vec<String> = rules
+        .iter()
+        .filter_map(|r| r.condition_value.as_ref())
+        .filter_map(|v| v.as_scalar().map(|s| s.value.hash_key()))
+        .collect();
+    let missing: Vec<String> = values
+        .iter()
+        .filter(|v| !covered.contains(&v.hash_key()))
+        .map(|v| match v {
+            Value::Bool(b) => b.to_string(),
+            other => other.python_str(),
+        })
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let last = rules.last()?;
+    Some(Diagnostic::new(
+        Rule::NoTransitionMatched,
+        last.file,
+        last.source.range.cover(last.target.range),
+        format!(
+            "when `{}` is {} after `{source}`'s turn, no rule from `{source}` matches and the run fails with no_transition_matched; add a rule for {} or an after_turn fallback",
+            key.text,
+            missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(" or "),
+            if missing.len() == 1 { "it" } else { "them" }
+        ),
+    ))
+}

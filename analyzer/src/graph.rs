@@ -1,0 +1,185 @@
+//! The transition graph with mozaiks 0.2.0's routing semantics
+//! (runtime-semantics §2): agents plus the reserved `user` and `terminate`
+//! nodes, one edge per rule, the entry point, and the alternate entries
+//! (task-batch workers and triggers) that are reached outside the graph.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+
+use crate::model::{Bundle, TransitionRule};
+
+/// A node of the transition graph.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Node {
+    Agent(String),
+    User,
+    Terminate,
+    /// A rule target or source that names no agent (reported by MZ201).
+    Unknown(String),
+}
+
+impl Node {
+    pub fn label(&self) -> &str {
+        match self {
+            Node::Agent(name) | Node::Unknown(name) => name,
+            Node::User => "user",
+            Node::Terminate => "terminate",
+        }
+    }
+}
+
+pub struct TransitionGraph {
+    pub graph: DiGraph<Node, usize>,
+    nodes: HashMap<Node, NodeIndex>,
+    /// Where a run starts: the initial agent, or `user` (its rules choose).
+    pub entry: Option<NodeIndex>,
+    /// Agents that run outside the graph (task-batch workers, triggers,
+    /// recovery triggers): not "unreachable", and not expected to route.
+    pub outside: HashSet<NodeIndex>,
+}
+
+/// How a rule's target names a node: `user` and `terminate` in any case.
+fn target_node(bundle: &Bundle, name: &str) -> Node {
+    if name.eq_ignore_ascii_case("user") {
+        Node::User
+    } else if name.eq_ignore_ascii_case("terminate") {
+        Node::Terminate
+    } else if bundle.agent(name).is_some() {
+        Node::Agent(name.to_string())
+    } else {
+        Node::Unknown(name.to_string())
+    }
+}
+
+fn source_node(bundle: &Bundle, name: &str) -> Node {
+    if name.eq_ignore_ascii_case("user") {
+        Node::User
+    } else if bundle.agent(name).is_some() {
+        Node::Agent(name.to_string())
+    } else {
+        Node::Unknown(name.to_string())
+    }
+}
+
+impl TransitionGraph {
+    pub fn build(bundle: &Bundle) -> TransitionGraph {
+        let mut g = TransitionGraph {
+            graph: DiGraph::new(),
+            nodes: HashMap::new(),
+            entry: None,
+            outside: HashSet::new(),
+        };
+        g.node(Node::User);
+        g.node(Node::Terminate);
+        for agent in &bundle.agents {
+            g.node(Node::Agent(agent.name.text.clone()));
+        }
+        for (i, rule) in bundle.rules.iter().enumerate() {
+            let from = g.node(source_node(bundle, &rule.source.text));
+            let to = g.node(target_node(bundle, &rule.target.text));
+            g.graph.add_edge(from, to, i);
+        }
+        if let Some(initial) = bundle.orchestrator.as_ref().and_then(|o| o.initial_agent.as_ref()) {
+            let node = source_node(bundle, &initial.text);
+            g.entry = g.nodes.get(&node).copied();
+        }
+        // An explicit batch without allowed_execution_agents takes its workers from
+        // each task item: any agent no rule touches may be one of them.
+        let open_workers = bundle.task_batches.iter().any(|b| !b.from_conveyor && b.allowed_execution_agents.is_empty());
+        if open_workers {
+            for agent in &bundle.agents {
+                let touched = bundle.rules.iter().any(|r| r.source.text == agent.name.text || r.target.text == agent.name.text);
+                if !touched {
+                    if let Some(&n) = g.nodes.get(&Node::Agent(agent.name.text.clone())) {
+                        g.outside.insert(n);
+                    }
+                }
+            }
+        }
+        for batch in &bundle.task_batches {
+            let recovery = batch.recovery.as_ref().and_then(|r| r.trigger_agent.as_ref());
+            for agent in batch.allowed_execution_agents.iter().chain(batch.trigger_agent.iter()).chain(recovery) {
+                if let Some(&n) = g.nodes.get(&Node::Agent(agent.text.clone())) {
+                    g.outside.insert(n);
+                }
+            }
+        }
+        g
+    }
+
+    fn node(&mut self, node: Node) -> NodeIndex {
+        if let Some(&n) = self.nodes.get(&node) {
+            return n;
+        }
+        let n = self.graph.add_node(node.clone());
+        self.nodes.insert(node, n);
+        n
+    }
+
+    pub fn index(&self, node: &Node) -> Option<NodeIndex> {
+        self.nodes.get(node).copied()
+    }
+
+    /// Shortest paths from `start` (rule indices of the last edge into each node).
+    pub fn paths_from(&self, start: NodeIndex) -> HashMap<NodeIndex, Option<(NodeIndex, usize)>> {
+        let mut parent: HashMap<NodeIndex, Option<(NodeIndex, usize)>> = HashMap::new();
+        parent.insert(start, None);
+        let mut queue = VecDeque::from([start]);
+        while let Some(n) = queue.pop_front() {
+            // Terminate ends the run; nothing continues from it.
+            if self.graph[n] == Node::Terminate {
+                continue;
+            }
+            for edge in self.graph.edges_directed(n, Direction::Outgoing) {
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(edge.target()) {
+                    e.insert(Some((n, *edge.weight())));
+                    queue.push_back(edge.target());
+                }
+            }
+        }
+        parent
+    }
+
+    /// The rules along the shortest path from the entry to `node`.
+    pub fn witness(&self, parents: &HashMap<NodeIndex, Option<(NodeIndex, usize)>>, node: NodeIndex) -> Vec<usize> {
+        let mut rules = Vec::new();
+        let mut at = node;
+        while let Some(Some((previous, rule))) = parents.get(&at) {
+            rules.push(*rule);
+            at = *previous;
+            if rules.len() > parents.len() {
+                break;
+            }
+        }
+        rules.reverse();
+        rules
+    }
+
+    /// Nodes from which one of `goals` can be reached (walking edges backwards).
+    pub fn can_reach(&self, goals: &[NodeIndex]) -> HashSet<NodeIndex> {
+        let mut seen: HashSet<NodeIndex> = goals.iter().copied().collect();
+        let mut queue: VecDeque<NodeIndex> = goals.iter().copied().collect();
+        while let Some(n) = queue.pop_front() {
+            for edge in self.graph.edges_directed(n, Direction::Incoming) {
+                if seen.insert(edge.source()) {
+                    queue.push_back(edge.source());
+                }
+            }
+        }
+        seen
+    }
+
+    /// The rules whose source is `node`, in YAML order.
+    pub fn rules_from<'b>(&self, bundle: &'b Bundle, node: NodeIndex) -> Vec<&'b TransitionRule> {
+        let mut rules: Vec<&TransitionRule> = self
+            .graph
+            .edges_directed(node, Direction::Outgoing)
+            .map(|e| &bundle.rules[*e.weight()])
+            .collect();
+        rules.sort_by_key(|r| r.index);
+        rules
+    }
+}
