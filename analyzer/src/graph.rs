@@ -39,6 +39,9 @@ pub struct TransitionGraph {
     /// Agents that run outside the graph (task-batch workers, triggers,
     /// recovery triggers): not "unreachable", and not expected to route.
     pub outside: HashSet<NodeIndex>,
+    /// Rules that can never fire (a second after_turn of a source, a repeated
+    /// condition): drawn, but no path goes through them.
+    pub dead: HashSet<usize>,
 }
 
 /// How a rule's target names a node: `user` and `terminate` in any case.
@@ -71,6 +74,7 @@ impl TransitionGraph {
             nodes: HashMap::new(),
             entry: None,
             outside: HashSet::new(),
+            dead: dead_rules(bundle),
         };
         g.node(Node::User);
         g.node(Node::Terminate);
@@ -82,16 +86,26 @@ impl TransitionGraph {
             let to = g.node(target_node(bundle, &rule.target.text));
             g.graph.add_edge(from, to, i);
         }
-        if let Some(initial) = bundle.orchestrator.as_ref().and_then(|o| o.initial_agent.as_ref()) {
+        if let Some(initial) = bundle
+            .orchestrator
+            .as_ref()
+            .and_then(|o| o.initial_agent.as_ref())
+        {
             let node = source_node(bundle, &initial.text);
             g.entry = g.nodes.get(&node).copied();
         }
         // An explicit batch without allowed_execution_agents takes its workers from
         // each task item: any agent no rule touches may be one of them.
-        let open_workers = bundle.task_batches.iter().any(|b| !b.from_conveyor && b.allowed_execution_agents.is_empty());
+        let open_workers = bundle
+            .task_batches
+            .iter()
+            .any(|b| !b.from_conveyor && b.allowed_execution_agents.is_empty());
         if open_workers {
             for agent in &bundle.agents {
-                let touched = bundle.rules.iter().any(|r| r.source.text == agent.name.text || r.target.text == agent.name.text);
+                let touched = bundle
+                    .rules
+                    .iter()
+                    .any(|r| r.source.text == agent.name.text || r.target.text == agent.name.text);
                 if !touched {
                     if let Some(&n) = g.nodes.get(&Node::Agent(agent.name.text.clone())) {
                         g.outside.insert(n);
@@ -100,8 +114,16 @@ impl TransitionGraph {
             }
         }
         for batch in &bundle.task_batches {
-            let recovery = batch.recovery.as_ref().and_then(|r| r.trigger_agent.as_ref());
-            for agent in batch.allowed_execution_agents.iter().chain(batch.trigger_agent.iter()).chain(recovery) {
+            let recovery = batch
+                .recovery
+                .as_ref()
+                .and_then(|r| r.trigger_agent.as_ref());
+            for agent in batch
+                .allowed_execution_agents
+                .iter()
+                .chain(batch.trigger_agent.iter())
+                .chain(recovery)
+            {
                 if let Some(&n) = g.nodes.get(&Node::Agent(agent.text.clone())) {
                     g.outside.insert(n);
                 }
@@ -134,6 +156,9 @@ impl TransitionGraph {
                 continue;
             }
             for edge in self.graph.edges_directed(n, Direction::Outgoing) {
+                if self.dead.contains(edge.weight()) {
+                    continue;
+                }
                 if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(edge.target()) {
                     e.insert(Some((n, *edge.weight())));
                     queue.push_back(edge.target());
@@ -144,7 +169,11 @@ impl TransitionGraph {
     }
 
     /// The rules along the shortest path from the entry to `node`.
-    pub fn witness(&self, parents: &HashMap<NodeIndex, Option<(NodeIndex, usize)>>, node: NodeIndex) -> Vec<usize> {
+    pub fn witness(
+        &self,
+        parents: &HashMap<NodeIndex, Option<(NodeIndex, usize)>>,
+        node: NodeIndex,
+    ) -> Vec<usize> {
         let mut rules = Vec::new();
         let mut at = node;
         while let Some(Some((previous, rule))) = parents.get(&at) {
@@ -164,7 +193,7 @@ impl TransitionGraph {
         let mut queue: VecDeque<NodeIndex> = goals.iter().copied().collect();
         while let Some(n) = queue.pop_front() {
             for edge in self.graph.edges_directed(n, Direction::Incoming) {
-                if seen.insert(edge.source()) {
+                if !self.dead.contains(edge.weight()) && seen.insert(edge.source()) {
                     queue.push_back(edge.source());
                 }
             }
@@ -181,5 +210,101 @@ impl TransitionGraph {
             .collect();
         rules.sort_by_key(|r| r.index);
         rules
+    }
+}
+
+/// What a condition tests, so that two rules testing the same thing compare equal.
+pub fn condition_key(rule: &TransitionRule) -> Option<String> {
+    use crate::model::ConditionType;
+    use crate::syntax::NodeKind;
+    let key = rule
+        .condition_key
+        .as_ref()
+        .map(|k| k.text.as_str())
+        .unwrap_or("");
+    match rule.condition_type? {
+        ConditionType::ContextEquals => Some(format!(
+            "equals {key} {}",
+            rule.condition_value
+                .as_ref()
+                .map_or("n".to_string(), |v| match &v.kind {
+                    NodeKind::Scalar(s) => s.value.hash_key(),
+                    _ => v.python_str(),
+                })
+        )),
+        ConditionType::ContextExpression => Some(format!(
+            "expression {}",
+            rule.context_expression
+                .as_ref()
+                .map(|e| e.text.split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or_default()
+        )),
+        ConditionType::ToolCalled => Some(format!(
+            "tool {}",
+            rule.tool_name.as_ref().map_or("", |t| t.text.as_str())
+        )),
+    }
+}
+
+/// Rules that can never fire, each with the earlier rule that always wins:
+/// per source, a second after_turn, or a condition equal to an earlier one.
+pub fn shadowed_rules(bundle: &Bundle) -> Vec<(usize, usize)> {
+    use crate::model::TransitionType;
+    let mut fallback: HashMap<&str, usize> = HashMap::new();
+    let mut conditions: HashMap<(&str, String), usize> = HashMap::new();
+    let mut shadowed = Vec::new();
+    for (i, rule) in bundle.rules.iter().enumerate() {
+        let source = rule.source.text.as_str();
+        match rule.transition_type {
+            TransitionType::AfterTurn => match fallback.get(source) {
+                Some(&first) => shadowed.push((i, first)),
+                None => {
+                    fallback.insert(source, i);
+                }
+            },
+            TransitionType::Condition => {
+                let Some(key) = condition_key(rule) else {
+                    continue;
+                };
+                match conditions.get(&(source, key.clone())) {
+                    Some(&first) => shadowed.push((i, first)),
+                    None => {
+                        conditions.insert((source, key), i);
+                    }
+                }
+            }
+        }
+    }
+    shadowed
+}
+
+fn dead_rules(bundle: &Bundle) -> HashSet<usize> {
+    shadowed_rules(bundle)
+        .into_iter()
+        .map(|(dead, _)| dead)
+        .collect()
+}
+
+/// A short description of a rule's condition, for edge labels.
+pub fn edge_label(rule: &TransitionRule) -> String {
+    use crate::model::{ConditionType, TransitionType};
+    match (rule.transition_type, rule.condition_type) {
+        (TransitionType::AfterTurn, _) => "after turn".to_string(),
+        (_, Some(ConditionType::ContextEquals)) => format!(
+            "{} == {}",
+            rule.condition_key.as_ref().map_or("?", |k| k.text.as_str()),
+            rule.condition_value
+                .as_ref()
+                .map_or("null".to_string(), |v| v.python_str())
+        ),
+        (_, Some(ConditionType::ContextExpression)) => rule
+            .context_expression
+            .as_ref()
+            .map_or(String::new(), |e| e.text.clone()),
+        (_, Some(ConditionType::ToolCalled)) => format!(
+            "called {}",
+            rule.tool_name.as_ref().map_or("?", |t| t.text.as_str())
+        ),
+        (_, None) => "condition".to_string(),
     }
 }

@@ -6,8 +6,8 @@
 
 pub mod analysis;
 pub mod checks;
-pub mod graph;
 pub mod diagnostics;
+pub mod graph;
 pub mod model;
 pub mod rules;
 pub mod schema;

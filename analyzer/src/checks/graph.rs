@@ -2,17 +2,16 @@
 //! evaluation order (condition rules before after_turn fallbacks, first match,
 //! source-scoped; user replies consult only rules whose source is `user`).
 
-use std::collections::HashMap;
-
 use petgraph::graph::NodeIndex;
 
 use crate::diagnostics::Diagnostic;
 use crate::graph::{Node, TransitionGraph};
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
-use crate::syntax::{NodeKind, Value};
+use crate::syntax::Value;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    shadowed(bundle, out);
     let graph = TransitionGraph::build(bundle);
     let Some(entry) = graph.entry else { return }; // MZ208 / MZ201
     let entry_name = graph.graph[entry].label().to_string();
@@ -24,11 +23,17 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     let with_path = |d: Diagnostic, node: NodeIndex| -> Diagnostic {
         graph.witness(&parents, node).into_iter().fold(d, |d, i| {
             let r = &bundle.rules[i];
-            d.with_related(r.file, r.source.range.cover(r.target.range), format!("{} -> {}", r.source.text, r.target.text))
+            d.with_related(
+                r.file,
+                r.source.range.cover(r.target.range),
+                format!("{} -> {}", r.source.text, r.target.text),
+            )
         })
     };
     for agent in &bundle.agents {
-        let Some(node) = graph.index(&Node::Agent(agent.name.text.clone())) else { continue };
+        let Some(node) = graph.index(&Node::Agent(agent.name.text.clone())) else {
+            continue;
+        };
         if graph.outside.contains(&node) {
             continue; // runs as a task-batch agent, outside the graph
         }
@@ -60,7 +65,6 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             ));
             continue;
         }
-        shadowed(&rules, out);
         if let Some(d) = uncovered(bundle, &agent.name.text, &rules) {
             out.push(with_path(d, node));
         }
@@ -82,7 +86,11 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     if let Some(user) = graph.index(&Node::User) {
         let user_rules = graph.rules_from(bundle, user);
         if parents.contains_key(&user) && user_rules.is_empty() {
-            if let Some(pause) = bundle.rules.iter().find(|r| r.target.text.eq_ignore_ascii_case("user")) {
+            if let Some(pause) = bundle
+                .rules
+                .iter()
+                .find(|r| r.target.text.eq_ignore_ascii_case("user"))
+            {
                 out.push(Diagnostic::new(
                     Rule::PauseWithoutUserRule,
                     pause.file,
@@ -90,13 +98,15 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                     "this rule pauses for the user, but no rule has `source_agent: user`: the user's reply matches nothing and the run fails with no_transition_matched; add a rule from `user`",
                 ));
             }
-        } else if !user_rules.is_empty() {
-            shadowed(&user_rules, out);
         }
     }
     if let Some(terminate) = graph.index(&Node::Terminate) {
         if !parents.contains_key(&terminate) {
-            if let Some(initial) = bundle.orchestrator.as_ref().and_then(|o| o.initial_agent.as_ref()) {
+            if let Some(initial) = bundle
+                .orchestrator
+                .as_ref()
+                .and_then(|o| o.initial_agent.as_ref())
+            {
                 out.push(Diagnostic::new(
                     Rule::TerminateUnreachable,
                     initial.file,
@@ -110,52 +120,16 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// What a condition tests, for spotting duplicates.
-fn condition(rule: &TransitionRule) -> Option<String> {
-    let key = rule.condition_key.as_ref().map(|k| k.text.as_str()).unwrap_or("");
-    match rule.condition_type? {
-        ConditionType::ContextEquals => Some(format!(
-            "equals {key} {}",
-            rule.condition_value.as_ref().map_or("null".to_string(), |v| match &v.kind {
-                NodeKind::Scalar(s) => s.value.hash_key(),
-                _ => v.python_str(),
-            })
-        )),
-        ConditionType::ContextExpression => Some(format!(
-            "expression {}",
-            rule.context_expression
-                .as_ref()
-                .map(|e| e.text.split_whitespace().collect::<Vec<_>>().join(" "))
-                .unwrap_or_default()
-        )),
-        ConditionType::ToolCalled => Some(format!("tool {}", rule.tool_name.as_ref().map(|t| t.text.as_str()).unwrap_or(""))),
-    }
-}
-
-/// Rules of one source that can never fire: a second after_turn (the first
+/// Rules that can never fire: a second after_turn of a source (the first
 /// always matches), or a condition identical to an earlier one.
-fn shadowed(rules: &[&TransitionRule], out: &mut Vec<Diagnostic>) {
-    let mut first_fallback: Option<&TransitionRule> = None;
-    let mut seen: HashMap<String, &TransitionRule> = HashMap::new();
-    for rule in rules {
-        let (earlier, why) = match rule.transition_type {
-            TransitionType::AfterTurn => match first_fallback {
-                Some(first) => (first, "an earlier after_turn fallback from the same source always matches first"),
-                None => {
-                    first_fallback = Some(rule);
-                    continue;
-                }
-            },
-            TransitionType::Condition => {
-                let Some(key) = condition(rule) else { continue };
-                match seen.get(&key) {
-                    Some(first) => (*first, "an earlier rule from the same source tests the same condition and wins"),
-                    None => {
-                        seen.insert(key, rule);
-                        continue;
-                    }
-                }
-            }
+fn shadowed(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    use crate::model::TransitionType as T;
+    for (dead, first) in crate::graph::shadowed_rules(bundle) {
+        let (rule, earlier) = (&bundle.rules[dead], &bundle.rules[first]);
+        let why = if rule.transition_type == T::AfterTurn {
+            "an earlier after_turn fallback from the same source always matches first"
+        } else {
+            "an earlier rule from the same source tests the same condition and wins"
         };
         out.push(
             Diagnostic::new(
@@ -167,7 +141,11 @@ fn shadowed(rules: &[&TransitionRule], out: &mut Vec<Diagnostic>) {
                     rule.source.text, rule.target.text
                 ),
             )
-            .with_related(earlier.file, earlier.source.range.cover(earlier.target.range), "this rule matches first"),
+            .with_related(
+                earlier.file,
+                earlier.source.range.cover(earlier.target.range),
+                "this rule matches first",
+            ),
         );
     }
 }
@@ -178,11 +156,22 @@ fn domain(bundle: &Bundle, key: &str) -> Option<Vec<Value>> {
     for tool in &bundle.tools {
         if let Some(outcome) = &tool.outcome {
             if outcome.context_key.as_ref().is_some_and(|k| k.text == key) {
-                return Some(outcome.values.iter().map(|v| Value::Str(v.text.clone())).collect());
+                return Some(
+                    outcome
+                        .values
+                        .iter()
+                        .map(|v| Value::Str(v.text.clone()))
+                        .collect(),
+                );
             }
         }
     }
-    let ty = bundle.variable(key)?.declared_type.as_ref()?.text.to_ascii_lowercase();
+    let ty = bundle
+        .variable(key)?
+        .declared_type
+        .as_ref()?
+        .text
+        .to_ascii_lowercase();
     matches!(ty.as_str(), "boolean" | "bool").then(|| vec![Value::Bool(true), Value::Bool(false)])
 }
 
@@ -190,12 +179,16 @@ fn domain(bundle: &Bundle, key: &str) -> Option<Vec<Value>> {
 /// variable of a finite domain: the values no condition covers end the run
 /// with no_transition_matched.
 fn uncovered(bundle: &Bundle, source: &str, rules: &[&TransitionRule]) -> Option<Diagnostic> {
-    if rules.iter().any(|r| r.transition_type == TransitionType::AfterTurn) {
+    if rules
+        .iter()
+        .any(|r| r.transition_type == TransitionType::AfterTurn)
+    {
         return None;
     }
     let key = rules.first()?.condition_key.as_ref()?;
     let same_key = rules.iter().all(|r| {
-        r.condition_type == Some(ConditionType::ContextEquals) && r.condition_key.as_ref().is_some_and(|k| k.text == key.text)
+        r.condition_type == Some(ConditionType::ContextEquals)
+            && r.condition_key.as_ref().is_some_and(|k| k.text == key.text)
     });
     if !same_key {
         return None;

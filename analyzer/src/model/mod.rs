@@ -109,7 +109,9 @@ impl Bundle {
     pub fn variable(&self, name: &str) -> Option<&Variable> {
         match self.variable_index.get(name) {
             Some(&i) => self.variables.get(i),
-            None if self.variable_index.is_empty() => self.variables.iter().find(|v| v.name.text == name),
+            None if self.variable_index.is_empty() => {
+                self.variables.iter().find(|v| v.name.text == name)
+            }
             None => None,
         }
     }
@@ -126,7 +128,9 @@ impl Bundle {
     pub fn registry_model(&self, agent: &str) -> Option<&Name> {
         let entry = match self.registry_index.get(agent) {
             Some(&i) => self.registry.get(i),
-            None if self.registry_index.is_empty() => self.registry.iter().rev().find(|r| r.agent.text == agent),
+            None if self.registry_index.is_empty() => {
+                self.registry.iter().rev().find(|r| r.agent.text == agent)
+            }
             None => None,
         };
         entry.and_then(|r| r.model.as_ref())

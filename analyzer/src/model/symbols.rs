@@ -181,7 +181,10 @@ struct Builder {
 impl Builder {
     fn define(&mut self, kind: SymbolKind, name: &Name) {
         let id = DefId(self.table.definitions.len() as u32);
-        self.table.index.entry((kind, name.text.clone())).or_insert(id);
+        self.table
+            .index
+            .entry((kind, name.text.clone()))
+            .or_insert(id);
         self.table.definitions.push(Definition {
             kind,
             name: name.clone(),

@@ -1,6 +1,7 @@
 //! The `mzk` command line.
 
 mod check;
+mod graph;
 mod report;
 
 use std::process::ExitCode;
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Check bundles: each PATH is a bundle folder or a folder searched for bundles.
     Check(check::CheckArgs),
+    /// Print a bundle's transition graph (Mermaid, DOT or JSON).
+    Graph(graph::GraphArgs),
     /// Print a rule's documentation (by code, e.g. MZ101, or by name).
     Explain {
         /// The rule's code or name.
@@ -62,6 +65,7 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Graph(args) => graph::run(args),
         Command::Explain { rule } => match Rule::lookup(&rule) {
             Some(rule) => {
                 print!("{}", rule.info().doc);

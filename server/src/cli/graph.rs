@@ -1,0 +1,176 @@
+//! `mzk graph`: the transition graph as Mermaid, Graphviz DOT or JSON.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mzk_analyzer::graph::{edge_label, Node, TransitionGraph};
+use mzk_analyzer::syntax::ColumnUnit;
+use mzk_analyzer::{analyze_bundle, RealFs};
+use petgraph::visit::EdgeRef;
+use serde_json::json;
+
+#[derive(clap::Args, Debug)]
+pub struct GraphArgs {
+    /// The bundle folder (holding orchestrator.yaml).
+    bundle: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "mermaid")]
+    format: GraphFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    /// A Mermaid flowchart (render with mermaid-cli, GitHub or any Mermaid viewer).
+    Mermaid,
+    /// Graphviz DOT (render with `dot -Tsvg`).
+    Dot,
+    /// Nodes, edges with rule index and range, and the routing findings.
+    Json,
+}
+
+pub fn run(args: GraphArgs) -> ExitCode {
+    let dir = std::fs::canonicalize(&args.bundle).unwrap_or(args.bundle.clone());
+    if !dir.join("orchestrator.yaml").is_file() {
+        eprintln!(
+            "mzk: {}: not a bundle (no orchestrator.yaml)",
+            args.bundle.display()
+        );
+        return ExitCode::from(2);
+    }
+    let analysis = analyze_bundle(&RealFs, &dir);
+    let bundle = &analysis.bundle;
+    let graph = TransitionGraph::build(bundle);
+    let kind = |n: &Node| match n {
+        Node::Agent(_) => "agent",
+        Node::User => "user",
+        Node::Terminate => "terminate",
+        Node::Unknown(_) => "unknown",
+    };
+    let text = match args.format {
+        GraphFormat::Mermaid => {
+            let mut out = String::from("flowchart TD\n");
+            for n in graph.graph.node_indices() {
+                let node = &graph.graph[n];
+                let label = node.label().replace('"', "#quot;");
+                let shape = match node {
+                    Node::User => format!("n{}([\"{label}\"])", n.index()),
+                    Node::Terminate => format!("n{}((\"{label}\"))", n.index()),
+                    _ => format!("n{}[\"{label}\"]", n.index()),
+                };
+                let _ = writeln!(out, "    {shape}");
+            }
+            for e in graph.graph.edge_references() {
+                let label = edge_label(&bundle.rules[*e.weight()]).replace('"', "#quot;");
+                let _ = writeln!(
+                    out,
+                    "    n{} -->|\"{label}\"| n{}",
+                    e.source().index(),
+                    e.target().index()
+                );
+            }
+            if let Some(entry) = graph.entry {
+                let _ = writeln!(out, "    start((start)) --> n{}", entry.index());
+            }
+            out.push_str("    classDef reserved fill:#eee,stroke:#666\n");
+            for n in graph.graph.node_indices() {
+                if matches!(graph.graph[n], Node::User | Node::Terminate) {
+                    let _ = writeln!(out, "    class n{} reserved", n.index());
+                }
+            }
+            out
+        }
+        GraphFormat::Dot => {
+            let mut out = String::from("digraph workflow {\n    rankdir=TB;\n");
+            for n in graph.graph.node_indices() {
+                let node = &graph.graph[n];
+                let shape = match node {
+                    Node::User => "ellipse",
+                    Node::Terminate => "doublecircle",
+                    _ => "box",
+                };
+                let entry = if graph.entry == Some(n) {
+                    ", penwidth=2"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "    n{} [label={:?}, shape={shape}{entry}];",
+                    n.index(),
+                    node.label()
+                );
+            }
+            for e in graph.graph.edge_references() {
+                let label = edge_label(&bundle.rules[*e.weight()]);
+                let _ = writeln!(
+                    out,
+                    "    n{} -> n{} [label={label:?}];",
+                    e.source().index(),
+                    e.target().index()
+                );
+            }
+            out.push_str("}\n");
+            out
+        }
+        GraphFormat::Json => {
+            let position = |file: mzk_analyzer::diagnostics::FileId, offset: u32| {
+                bundle.file(file).map_or(json!(null), |f| {
+                    let p = f.line_index.position(&f.text, offset, ColumnUnit::Char);
+                    json!({"line": p.line + 1, "column": p.col + 1})
+                })
+            };
+            let nodes: Vec<_> = graph
+                .graph
+                .node_indices()
+                .map(|n| {
+                    json!({
+                        "id": n.index(),
+                        "label": graph.graph[n].label(),
+                        "kind": kind(&graph.graph[n]),
+                        "entry": graph.entry == Some(n),
+                        "task_batch_agent": graph.outside.contains(&n),
+                    })
+                })
+                .collect();
+            let edges: Vec<_> = graph
+                .graph
+                .edge_references()
+                .map(|e| {
+                    let rule = &bundle.rules[*e.weight()];
+                    json!({
+                        "from": e.source().index(),
+                        "to": e.target().index(),
+                        "rule_index": rule.index,
+                        "label": edge_label(rule),
+                        "path": bundle.file(rule.file).map(|f| f.relative.clone()),
+                        "range": {"start": position(rule.file, rule.range.start), "end": position(rule.file, rule.range.end)},
+                    })
+                })
+                .collect();
+            let findings: Vec<_> = analysis
+                .diagnostics
+                .iter()
+                .filter(|d| d.rule.code().starts_with("MZ3"))
+                .map(|d| {
+                    json!({
+                        "code": d.rule.code(),
+                        "name": d.rule.info().name,
+                        "message": d.message,
+                        "path": bundle.file(d.file).map(|f| f.relative.clone()),
+                        "range": {"start": position(d.file, d.range.start), "end": position(d.file, d.range.end)},
+                    })
+                })
+                .collect();
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(
+                    &json!({"nodes": nodes, "edges": edges, "findings": findings})
+                )
+                .unwrap_or_default()
+            )
+        }
+    };
+    print!("{text}");
+    ExitCode::SUCCESS
+}
