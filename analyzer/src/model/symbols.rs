@@ -520,7 +520,7 @@ mod tests {
     #[test]
     fn definitions_and_references_resolve_across_files() {
         let mut fs = MemoryFs::new();
-        let rules = "transition_rules:\n  - {source_agent: user, target_agent: Intake, transition_type: after_turn}\n  - {source_agent: Intake, target_agent: terminate, transition_type: condition, condition_type: context_equals, condition_key: done, condition_value: true}\n";
+        let rules = "transition_rules:\n  - {source_agent: user, target_agent: Intake, transition_type: after_turn}\n  - {source_agent: Intake, target_agent: terminate, transition_type: condition, condition_type: context_equals, condition_key: done, condition_value: true}\n  - {source_agent: Intake, target_agent: user, transition_type: after_turn}\n";
         fs.insert("/w/S/orchestrator.yaml", "schema_version: mozaiks.orchestrator.v1\nworkflow_name: S\nworkflow_startup_mode: UserDriven\ninitial_agent: Intake\n");
         fs.insert(
             "/w/S/agents.yaml",
@@ -539,9 +539,9 @@ mod tests {
         let analysis = analyze_bundle(&fs, std::path::Path::new("/w/S"));
         let symbols = &analysis.symbols;
         let intake = symbols.lookup(SymbolKind::Agent, "Intake").unwrap();
-        // initial_agent, a rule target, a rule source, the view key and the tool agent.
+        // initial_agent, a rule target, two rule sources, the view key and the tool agent.
         let sites: Vec<RefSite> = symbols.references_to(intake).map(|r| r.site).collect();
-        assert_eq!(sites.len(), 5, "{sites:?}");
+        assert_eq!(sites.len(), 6, "{sites:?}");
         // The cursor on `Intake` in transition_graph.yaml names the agents.yaml definition.
         let graph = analysis
             .bundle
