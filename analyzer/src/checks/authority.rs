@@ -9,12 +9,13 @@ use crate::rules::Rule;
 use crate::syntax::{expression, NodeKind, TextRange, Value};
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let facts = authority::Facts::of(bundle);
     expressions(bundle, out);
     condition_values(bundle, out);
-    routing_reads(bundle, out);
-    policy_conflicts(bundle, out);
-    refused_writes(bundle, out);
-    surprising_names(bundle, out);
+    routing_reads(bundle, &facts, out);
+    policy_conflicts(bundle, &facts, out);
+    refused_writes(bundle, &facts, out);
+    surprising_names(bundle, &facts, out);
     defaults(bundle, out);
     empty_matches(bundle, out);
 }
@@ -244,7 +245,7 @@ fn condition_values(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 
 /// Every variable a rule reads must be routing state with a deterministic
 /// writer, or the graph fails to compile (bundle-format §9.5).
-fn routing_reads(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+fn routing_reads(bundle: &Bundle, facts: &authority::Facts<'_>, out: &mut Vec<Diagnostic>) {
     for rule in &bundle.rules {
         let reads: Vec<&Name> = match rule.condition_type {
             Some(ConditionType::ContextEquals) => rule.condition_key.iter().collect(),
@@ -255,7 +256,7 @@ fn routing_reads(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             let Some(var) = bundle.variable(&read.text) else {
                 continue;
             }; // MZ121
-            let auth = authority::infer(bundle, var);
+            let auth = authority::infer_with(facts, var);
             let message = if !auth.routing {
                 Some(format!(
                     "`{}` is read by a transition rule but declares `routing: false`: the graph fails to compile at run start (\"non-routing context variable used as routing condition\"); remove `routing: false`",
@@ -295,11 +296,9 @@ fn routing_reads(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 }
 
 /// Declarations the authority policy refuses when a run starts (§9.2, §9.5).
-fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    let routing_reads = authority::routing_reads(bundle);
-    let batch_keys = authority::batch_keys(bundle);
+fn policy_conflicts(bundle: &Bundle, facts: &authority::Facts<'_>, out: &mut Vec<Diagnostic>) {
     for var in &bundle.variables {
-        let auth = authority::infer(bundle, var);
+        let auth = authority::infer_with(facts, var);
         let source = var.source_type.as_ref().map(|s| s.text.as_str());
         let declared_class = var.authority_class.as_ref();
         let mut problems: Vec<(TextRange, String)> = Vec::new();
@@ -362,7 +361,7 @@ fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             if authority::immutable_name_pattern(name).is_some() {
                 bad.push("an immutable-pattern name");
             }
-            if routing_reads.contains(&name.as_str()) || batch_keys.contains(&name.as_str()) {
+            if facts.is_read(name) || facts.is_batch_key(name) {
                 bad.push("use in routing or as a task batch key");
             }
             if !bad.is_empty() {
@@ -388,14 +387,14 @@ fn policy_conflicts(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 }
 
 /// Writes the declarations imply but the variable's authority refuses.
-fn refused_writes(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+fn refused_writes(bundle: &Bundle, facts: &authority::Facts<'_>, out: &mut Vec<Diagnostic>) {
     for batch in &bundle.task_batches {
         let keys = [&batch.result_context_key, &batch.result_status_key];
         for key in keys.into_iter().flatten() {
             let Some(var) = bundle.variable(&key.text) else {
                 continue;
             }; // MZ121
-            let auth = authority::infer(bundle, var);
+            let auth = authority::infer_with(facts, var);
             let build_context = var
                 .source_type
                 .as_ref()
@@ -420,7 +419,7 @@ fn refused_writes(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         }
     }
     for var in &bundle.variables {
-        let auth = authority::infer(bundle, var);
+        let auth = authority::infer_with(facts, var);
         if !auth.class.is_closed() {
             continue;
         }
@@ -444,7 +443,7 @@ fn refused_writes(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 
 /// Names that silently infer a class the author probably did not mean
 /// (catalogue row 33): `max_tokens` becomes immutable, `navigate_gate` quality state.
-fn surprising_names(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+fn surprising_names(bundle: &Bundle, facts: &authority::Facts<'_>, out: &mut Vec<Diagnostic>) {
     for var in &bundle.variables {
         if var.authority_class.is_some() {
             continue;
@@ -453,7 +452,7 @@ fn surprising_names(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         if !matches!(source, Some("state" | "computed")) {
             continue;
         }
-        let auth = authority::infer(bundle, var);
+        let auth = authority::infer_with(facts, var);
         let lower = var.name.text.to_lowercase();
         // Identity names (`app_id`, `chat_id`) and names that say "quality" are
         // immutable or quality state on purpose; a substring hit such as

@@ -229,13 +229,43 @@ pub fn batch_keys(bundle: &Bundle) -> Vec<&str> {
     keys
 }
 
+/// What inference needs from the whole bundle, computed once for all variables.
+pub struct Facts<'b> {
+    reads: std::collections::HashSet<&'b str>,
+    batch_keys: std::collections::HashSet<&'b str>,
+}
+
+impl<'b> Facts<'b> {
+    /// Is the variable read by a transition rule?
+    pub fn is_read(&self, name: &str) -> bool {
+        self.reads.contains(name)
+    }
+
+    /// Is it a task batch result/status or recovery outcome/status key?
+    pub fn is_batch_key(&self, name: &str) -> bool {
+        self.batch_keys.contains(name)
+    }
+
+    pub fn of(bundle: &'b Bundle) -> Facts<'b> {
+        Facts {
+            reads: routing_reads(bundle).into_iter().collect(),
+            batch_keys: batch_keys(bundle).into_iter().collect(),
+        }
+    }
+}
+
 /// Infers a variable's authority, first match wins (§9.2), then flags and
 /// writers (§9.3).
 pub fn infer(bundle: &Bundle, variable: &Variable) -> Authority {
+    infer_with(&Facts::of(bundle), variable)
+}
+
+/// As [`infer`], with the bundle-wide facts computed once.
+pub fn infer_with(facts: &Facts<'_>, variable: &Variable) -> Authority {
     let name = variable.name.text.as_str();
     let source = variable.source_type.as_ref().map(|s| s.text.as_str());
-    let read_by_rule = routing_reads(bundle).contains(&name);
-    let batch_key = batch_keys(bundle).contains(&name);
+    let read_by_rule = facts.reads.contains(name);
+    let batch_key = facts.batch_keys.contains(name);
     let agent_text_triggers: Vec<_> = variable
         .triggers
         .iter()

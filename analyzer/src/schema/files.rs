@@ -457,22 +457,28 @@ fn agent_names_unique(obj: &Obj, cx: &mut RuleContext<'_>) {
 
 /// Reports objects of a list that repeat `key`'s value.
 fn duplicates_in_list(items: &[super::Item], key: &str, what: &str, cx: &mut RuleContext<'_>) {
-    let mut seen: Vec<(&str, crate::syntax::TextRange)> = Vec::new();
+    let mut seen: std::collections::HashMap<&str, crate::syntax::TextRange> =
+        std::collections::HashMap::new();
     for item in items {
         let Some(o) = item.as_obj() else { continue };
         let Some(name) = o.str(key) else { continue };
         let range = o.value_range(key);
-        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
-            let d = crate::diagnostics::Diagnostic::new(
-                Rule::DuplicateName,
-                cx.file,
-                range,
-                format!("duplicate {what} `{name}`; each must be unique — rename or remove one"),
-            )
-            .with_related(cx.file, *first, "first declared here");
-            cx.out.push(d);
-        } else {
-            seen.push((name, range));
+        match seen.get(name) {
+            Some(first) => {
+                let d = crate::diagnostics::Diagnostic::new(
+                    Rule::DuplicateName,
+                    cx.file,
+                    range,
+                    format!(
+                        "duplicate {what} `{name}`; each must be unique — rename or remove one"
+                    ),
+                )
+                .with_related(cx.file, *first, "first declared here");
+                cx.out.push(d);
+            }
+            None => {
+                seen.insert(name, range);
+            }
         }
     }
 }
