@@ -183,3 +183,66 @@ fn a_broken_file_never_stops_the_others() {
         "{out}"
     );
 }
+
+#[test]
+fn graph_in_every_format() {
+    let bundle = "bundles/SupportDesk";
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["graph", bundle, "--format", "json"],
+        &repo(),
+    )))
+    .unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    let label = |id: &Value| nodes.iter().find(|n| n["id"] == *id).unwrap()["label"].clone();
+    let entry: Vec<&Value> = nodes.iter().filter(|n| n["entry"] == true).collect();
+    assert_eq!(entry.len(), 1);
+    assert_eq!(entry[0]["label"], "IntakeAgent");
+    assert!(
+        nodes.iter().any(|n| n["kind"] == "user") && nodes.iter().any(|n| n["kind"] == "terminate")
+    );
+    // The conveyor's workers run outside the graph.
+    let workers: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| n["task_batch_agent"] == true)
+        .collect();
+    assert_eq!(workers.len(), 3, "{workers:?}");
+    let edges = json["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), 9);
+    let first = edges.iter().find(|e| e["rule_index"] == 0).unwrap();
+    assert_eq!(label(&first["from"]), "IntakeAgent");
+    assert_eq!(label(&first["to"]), "ClassifierAgent");
+    assert_eq!(first["label"], "ticket_captured == True");
+    assert_eq!(first["path"], "transition_graph.yaml");
+    assert_eq!(first["range"]["start"]["line"], 3);
+    assert_eq!(json["findings"].as_array().unwrap().len(), 0);
+
+    let mermaid = stdout(&mzk(&["graph", bundle], &repo()));
+    assert!(mermaid.starts_with("flowchart TD\n"), "{mermaid}");
+    assert!(
+        mermaid.contains("-->|\"triage_outcome == rejected\"|"),
+        "{mermaid}"
+    );
+    let dot = stdout(&mzk(&["graph", bundle, "--format", "dot"], &repo()));
+    assert!(dot.starts_with("digraph workflow {"), "{dot}");
+    assert!(dot.contains("shape=doublecircle"), "{dot}");
+    assert_eq!(mzk(&["graph", "docs"], &repo()).status.code(), Some(2));
+}
+
+#[test]
+fn graph_json_lists_routing_findings() {
+    let root = repo().join("tests/fixtures/graph");
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["graph", "Routes", "--format", "json"],
+        &root,
+    )))
+    .unwrap();
+    let codes: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    for code in ["MZ301", "MZ302", "MZ303", "MZ304", "MZ306"] {
+        assert!(codes.contains(&code), "{codes:?}");
+    }
+}
