@@ -12,6 +12,7 @@ use crate::syntax::Value;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     shadowed(bundle, out);
+    impossible_values(bundle, out);
     let graph = TransitionGraph::build(bundle);
     let Some(entry) = graph.entry else { return }; // MZ208 / MZ201
     let entry_name = graph.graph[entry].label().to_string();
@@ -150,8 +151,18 @@ fn shadowed(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Status values a task batch writes to its status key (bundle-format §15.3).
+const BATCH_STATUSES: &[&str] = &[
+    "running",
+    "completed",
+    "partial",
+    "completed_with_errors",
+    "failed",
+];
+
 /// The values a variable can hold, when they are a known finite set: the
-/// outcome values of an outcome key, or true/false for a boolean.
+/// outcome values of an outcome key, true/false for a boolean, and for a task
+/// batch status key the statuses the batch writes plus the declared default.
 fn domain(bundle: &Bundle, key: &str) -> Option<Vec<Value>> {
     for tool in &bundle.tools {
         if let Some(outcome) = &tool.outcome {
@@ -166,6 +177,22 @@ fn domain(bundle: &Bundle, key: &str) -> Option<Vec<Value>> {
             }
         }
     }
+    if is_batch_status(bundle, key) {
+        let mut values: Vec<Value> = BATCH_STATUSES
+            .iter()
+            .map(|s| Value::Str((*s).to_string()))
+            .collect();
+        let default = bundle
+            .variable(key)
+            .and_then(|v| v.default.as_ref())
+            .and_then(|d| d.as_scalar());
+        if let Some(d) = default {
+            if !values.contains(&d.value) {
+                values.push(d.value.clone());
+            }
+        }
+        return Some(values);
+    }
     let ty = bundle
         .variable(key)?
         .declared_type
@@ -173,6 +200,56 @@ fn domain(bundle: &Bundle, key: &str) -> Option<Vec<Value>> {
         .text
         .to_ascii_lowercase();
     matches!(ty.as_str(), "boolean" | "bool").then(|| vec![Value::Bool(true), Value::Bool(false)])
+}
+
+fn is_batch_status(bundle: &Bundle, key: &str) -> bool {
+    bundle
+        .task_batches
+        .iter()
+        .any(|b| b.result_status_key.as_ref().is_some_and(|k| k.text == key))
+}
+
+/// A `context_equals` on a task batch status key with a value the batch never
+/// writes (and that is not the default) can never fire. Outcome keys and
+/// booleans have their own checks (MZ123, MZ401).
+fn impossible_values(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    for rule in &bundle.rules {
+        let (Some(ConditionType::ContextEquals), Some(key), Some(value)) = (
+            rule.condition_type,
+            &rule.condition_key,
+            &rule.condition_value,
+        ) else {
+            continue;
+        };
+        if !is_batch_status(bundle, &key.text) {
+            continue;
+        }
+        let Some(values) = domain(bundle, &key.text) else {
+            continue;
+        };
+        let Some(scalar) = value.as_scalar() else {
+            continue;
+        };
+        if scalar.value == Value::Null
+            || values
+                .iter()
+                .any(|v| v.hash_key() == scalar.value.hash_key())
+        {
+            continue;
+        }
+        out.push(Diagnostic::new(
+            Rule::ShadowedRule,
+            rule.file,
+            value.range,
+            format!(
+                "rule `{} -> {}` can never fire: `{}` is a task batch status key, which only ever holds {} (or its default); route on one of those",
+                rule.source.text,
+                rule.target.text,
+                key.text,
+                values.iter().map(|v| format!("`{}`", v.python_str())).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
 }
 
 /// A source without an after_turn fallback whose conditions all test one
