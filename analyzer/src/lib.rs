@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod checks;
 pub mod diagnostics;
 pub mod graph;
+pub mod ide;
 pub mod model;
 pub mod rules;
 pub mod schema;

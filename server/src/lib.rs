@@ -2,3 +2,4 @@
 //! LSP types). Everything it shows is computed by `mzk-analyzer`.
 
 pub mod cli;
+pub mod lsp;

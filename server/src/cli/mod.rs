@@ -24,6 +24,8 @@ struct Cli {
 enum Command {
     /// Check bundles: each PATH is a bundle folder or a folder searched for bundles.
     Check(check::CheckArgs),
+    /// Run the language server on stdin/stdout.
+    Lsp,
     /// Print a bundle's transition graph (Mermaid, DOT or JSON).
     Graph(graph::GraphArgs),
     /// Print a rule's documentation (by code, e.g. MZ101, or by name).
@@ -66,6 +68,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Lsp => crate::lsp::main(),
         Command::Explain { rule } => match Rule::lookup(&rule) {
             Some(rule) => {
                 print!("{}", rule.info().doc);

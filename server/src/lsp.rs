@@ -1,0 +1,454 @@
+//! `mzk lsp`: the language server. Thin glue over the analyzer: documents
+//! are kept in ropes, every change re-analyses the whole bundle off the
+//! message loop, diagnostics are published for every file of the bundle, and
+//! definition, references and hover come from `analyzer::ide`.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mzk_analyzer::analysis::FileSystem;
+use mzk_analyzer::diagnostics::{FileId, Severity};
+use mzk_analyzer::syntax::{ColumnUnit, LineCol, TextRange};
+use mzk_analyzer::{analyze_bundle, ide, Analysis, RealFs};
+use ropey::Rope;
+use tokio::sync::Mutex;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+/// An open document.
+struct Document {
+    text: Rope,
+    version: i32,
+}
+
+#[derive(Default)]
+struct State {
+    unit: Option<ColumnUnit>,
+    documents: HashMap<PathBuf, Document>,
+    /// The latest analysis of each bundle (by folder).
+    analyses: HashMap<PathBuf, Arc<Analysis>>,
+    /// A counter per bundle: an analysis whose generation is no longer the
+    /// latest is stale and dropped.
+    generations: HashMap<PathBuf, u64>,
+    /// The URIs last published per bundle, to clear files that leave it.
+    published: HashMap<PathBuf, HashSet<Uri>>,
+}
+
+impl State {
+    fn unit(&self) -> ColumnUnit {
+        self.unit.unwrap_or(ColumnUnit::Utf16)
+    }
+}
+
+pub struct Backend {
+    client: Client,
+    state: Arc<Mutex<State>>,
+}
+
+/// Open documents over the disk: what the editor shows wins.
+struct Overlay {
+    open: HashMap<PathBuf, String>,
+}
+
+impl FileSystem for Overlay {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.open.get(path) {
+            Some(text) => Ok(text.clone().into_bytes()),
+            None => RealFs.read(path),
+        }
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
+        RealFs.read_dir(path)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.open.contains_key(path) || RealFs.is_file(path)
+    }
+}
+
+/// The bundle folder a file belongs to: the nearest ancestor with orchestrator.yaml.
+fn bundle_of(path: &Path, overlay_has: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .take(8)
+        .find(|dir| {
+            overlay_has(&dir.join("orchestrator.yaml")) || dir.join("orchestrator.yaml").is_file()
+        })
+        .map(Path::to_path_buf)
+}
+
+fn path_of(uri: &Uri) -> Option<PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+/// LSP position → char index in a rope, in the negotiated unit (clamped).
+fn char_index(rope: &Rope, pos: Position, unit: ColumnUnit) -> usize {
+    let line = (pos.line as usize).min(rope.len_lines().saturating_sub(1));
+    let line_start = rope.line_to_char(line);
+    let line_len = rope.line(line).len_chars();
+    let col = pos.character as usize;
+    let within = match unit {
+        ColumnUnit::Utf16 => {
+            let start_cu = rope.char_to_utf16_cu(line_start);
+            rope.utf16_cu_to_char(start_cu + col) - line_start
+        }
+        ColumnUnit::Utf8 => {
+            let start_byte = rope.char_to_byte(line_start);
+            let line_bytes = rope.line(line).len_bytes();
+            rope.byte_to_char(start_byte + col.min(line_bytes)) - line_start
+        }
+        ColumnUnit::Char => col,
+    };
+    line_start + within.min(line_len)
+}
+
+fn to_position(analysis: &Analysis, file: FileId, offset: u32, unit: ColumnUnit) -> Position {
+    let Some(f) = analysis.bundle.file(file) else {
+        return Position::new(0, 0);
+    };
+    let LineCol { line, col } = f.line_index.position(&f.text, offset, unit);
+    Position::new(line, col)
+}
+
+fn to_range(analysis: &Analysis, file: FileId, range: TextRange, unit: ColumnUnit) -> Range {
+    Range::new(
+        to_position(analysis, file, range.start, unit),
+        to_position(analysis, file, range.end, unit),
+    )
+}
+
+fn file_uri(analysis: &Analysis, file: FileId) -> Option<Uri> {
+    let f = analysis.bundle.file(file)?;
+    Uri::from_file_path(normalize(&analysis.bundle.dir.join(&f.relative)))
+}
+
+/// `a/b/../c` → `a/c`, so `../_shared` files get a clean URI.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+impl Backend {
+    /// Re-analyses the bundle holding `path`, off the message loop, and
+    /// publishes the diagnostics of every file of it unless a newer analysis
+    /// started meanwhile.
+    async fn reanalyse(&self, path: &Path) {
+        let (bundle, generation, overlay) = {
+            let mut state = self.state.lock().await;
+            let open: HashMap<PathBuf, String> = state
+                .documents
+                .iter()
+                .map(|(p, d)| (p.clone(), d.text.to_string()))
+                .collect();
+            let Some(bundle) = bundle_of(path, |p| open.contains_key(p)) else {
+                return;
+            };
+            let generation = state.generations.entry(bundle.clone()).or_insert(0);
+            *generation += 1;
+            (bundle, *generation, Overlay { open })
+        };
+        let dir = bundle.clone();
+        let Ok(analysis) =
+            tokio::task::spawn_blocking(move || analyze_bundle(&overlay, &dir)).await
+        else {
+            return; // the analysis panicked: keep the previous diagnostics
+        };
+        let analysis = Arc::new(analysis);
+        let (unit, versions, previous) = {
+            let mut state = self.state.lock().await;
+            if state.generations.get(&bundle) != Some(&generation) {
+                return; // stale: a newer change is being analysed
+            }
+            state.analyses.insert(bundle.clone(), analysis.clone());
+            let versions: HashMap<PathBuf, i32> = state
+                .documents
+                .iter()
+                .map(|(p, d)| (p.clone(), d.version))
+                .collect();
+            let previous = state.published.remove(&bundle).unwrap_or_default();
+            (state.unit(), versions, previous)
+        };
+        let mut now: HashSet<Uri> = HashSet::new();
+        let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::new();
+        for d in &analysis.diagnostics {
+            let related = d
+                .related
+                .iter()
+                .filter_map(|r| {
+                    Some(DiagnosticRelatedInformation {
+                        location: Location::new(
+                            file_uri(&analysis, r.file)?,
+                            to_range(&analysis, r.file, r.range, unit),
+                        ),
+                        message: r.message.clone(),
+                    })
+                })
+                .collect::<Vec<_>>();
+            per_file.entry(d.file).or_default().push(Diagnostic {
+                range: to_range(&analysis, d.file, d.range, unit),
+                severity: Some(match d.severity {
+                    Severity::Error => DiagnosticSeverity::ERROR,
+                    Severity::Warning => DiagnosticSeverity::WARNING,
+                    Severity::Info => DiagnosticSeverity::INFORMATION,
+                }),
+                code: Some(NumberOrString::String(d.rule.code().to_string())),
+                source: Some("mzk".into()),
+                message: d.message.clone(),
+                related_information: (!related.is_empty()).then_some(related),
+                ..Diagnostic::default()
+            });
+        }
+        for file in &analysis.bundle.files {
+            let Some(uri) = file_uri(&analysis, file.id) else {
+                continue;
+            };
+            let path = normalize(&analysis.bundle.dir.join(&file.relative));
+            let diagnostics = per_file.remove(&file.id).unwrap_or_default();
+            self.client
+                .publish_diagnostics(uri.clone(), diagnostics, versions.get(&path).copied())
+                .await;
+            now.insert(uri);
+        }
+        for gone in previous.difference(&now) {
+            self.client
+                .publish_diagnostics(gone.clone(), Vec::new(), None)
+                .await;
+        }
+        self.state.lock().await.published.insert(bundle, now);
+    }
+
+    /// The analysis holding a document and the file id and byte offset of a position in it.
+    async fn locate(
+        &self,
+        uri: &Uri,
+        pos: Position,
+    ) -> Option<(Arc<Analysis>, FileId, u32, ColumnUnit)> {
+        let path = path_of(uri)?;
+        let state = self.state.lock().await;
+        let unit = state.unit();
+        let analysis = state
+            .analyses
+            .iter()
+            .find(|(dir, _)| path.starts_with(dir))
+            .map(|(_, a)| a.clone())
+            .or_else(|| {
+                state
+                    .analyses
+                    .values()
+                    .find(|a| {
+                        a.bundle
+                            .files
+                            .iter()
+                            .any(|f| normalize(&a.bundle.dir.join(&f.relative)) == path)
+                    })
+                    .cloned()
+            })?;
+        let file = analysis
+            .bundle
+            .files
+            .iter()
+            .find(|f| normalize(&analysis.bundle.dir.join(&f.relative)) == path)?;
+        let offset = file.line_index.offset(
+            &file.text,
+            LineCol {
+                line: pos.line,
+                col: pos.character,
+            },
+            unit,
+        );
+        Some((analysis.clone(), file.id, offset, unit))
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let offered = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.clone())
+            .unwrap_or_default();
+        let (unit, kind) = if offered.contains(&PositionEncodingKind::UTF8) {
+            (ColumnUnit::Utf8, PositionEncodingKind::UTF8)
+        } else {
+            (ColumnUnit::Utf16, PositionEncodingKind::UTF16)
+        };
+        self.state.lock().await.unit = Some(unit);
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(kind),
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
+                definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                ..ServerCapabilities::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "mzk".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let Some(path) = path_of(&params.text_document.uri) else {
+            return;
+        };
+        self.state.lock().await.documents.insert(
+            path.clone(),
+            Document {
+                text: Rope::from_str(&params.text_document.text),
+                version: params.text_document.version,
+            },
+        );
+        self.reanalyse(&path).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let Some(path) = path_of(&params.text_document.uri) else {
+            return;
+        };
+        {
+            let mut state = self.state.lock().await;
+            let unit = state.unit();
+            let Some(doc) = state.documents.get_mut(&path) else {
+                return;
+            };
+            for change in params.content_changes {
+                match change.range {
+                    Some(range) => {
+                        let start = char_index(&doc.text, range.start, unit);
+                        let end = char_index(&doc.text, range.end, unit).max(start);
+                        doc.text.remove(start..end);
+                        doc.text.insert(start, &change.text);
+                    }
+                    None => doc.text = Rope::from_str(&change.text),
+                }
+            }
+            doc.version = params.text_document.version;
+        }
+        self.reanalyse(&path).await;
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        if let Some(path) = path_of(&params.text_document.uri) {
+            self.reanalyse(&path).await;
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let Some(path) = path_of(&params.text_document.uri) else {
+            return;
+        };
+        self.state.lock().await.documents.remove(&path);
+        // The file is read from disk again from now on.
+        self.reanalyse(&path).await;
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        let Some((analysis, file, offset, unit)) =
+            self.locate(&p.text_document.uri, p.position).await
+        else {
+            return Ok(None);
+        };
+        Ok(ide::definition(&analysis, file, offset).and_then(|target| {
+            let uri = file_uri(&analysis, target.file)?;
+            Some(GotoDefinitionResponse::Scalar(Location::new(
+                uri,
+                to_range(&analysis, target.file, target.range, unit),
+            )))
+        }))
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let p = params.text_document_position;
+        let Some((analysis, file, offset, unit)) =
+            self.locate(&p.text_document.uri, p.position).await
+        else {
+            return Ok(None);
+        };
+        let locations: Vec<Location> =
+            ide::references(&analysis, file, offset, params.context.include_declaration)
+                .into_iter()
+                .filter_map(|r| {
+                    Some(Location::new(
+                        file_uri(&analysis, r.file)?,
+                        to_range(&analysis, r.file, r.range, unit),
+                    ))
+                })
+                .collect();
+        Ok(Some(locations))
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let p = params.text_document_position_params;
+        let Some((analysis, file, offset, unit)) =
+            self.locate(&p.text_document.uri, p.position).await
+        else {
+            return Ok(None);
+        };
+        Ok(
+            ide::hover(&analysis, file, offset).map(|(range, text)| Hover {
+                contents: HoverContents::Markup(MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value: text,
+                }),
+                range: Some(to_range(&analysis, file, range, unit)),
+            }),
+        )
+    }
+}
+
+/// Serves the protocol on a reader and a writer (stdio for `mzk lsp`).
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: tokio::io::AsyncRead + Unpin,
+    O: tokio::io::AsyncWrite,
+{
+    let (service, socket) = LspService::new(|client| Backend {
+        client,
+        state: Arc::new(Mutex::new(State::default())),
+    });
+    Server::new(input, output, socket).serve(service).await;
+}
+
+/// `mzk lsp`.
+pub fn main() -> std::process::ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("mzk: cannot start the language server runtime: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    std::process::ExitCode::SUCCESS
+}

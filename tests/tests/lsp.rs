@@ -1,0 +1,297 @@
+//! The language server driven in-process over an in-memory duplex, speaking
+//! the protocol byte for byte as an editor would.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mzk_tests::repo;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
+
+/// A copy of an example bundle in a fresh folder (the server reads closed files from disk).
+fn bundle_copy(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("mzk-lsp-{}-{}", std::process::id(), name));
+    let _ = std::fs::remove_dir_all(&root);
+    copy(&repo().join("bundles").join(name), &root.join(name));
+    root.join(name)
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+struct Client {
+    writer: DuplexStream,
+    incoming: mpsc::UnboundedReceiver<Value>,
+    next_id: i64,
+}
+
+impl Client {
+    async fn start(encodings: &[&str]) -> (Client, tokio::task::JoinHandle<()>, Value) {
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let server = tokio::spawn(mzk_server::lsp::serve(server_read, server_write));
+        let (client_read, client_write) = tokio::io::split(client_end);
+        let (tx, incoming) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(client_read);
+            loop {
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).await.unwrap();
+                let _ = tx.send(serde_json::from_slice::<Value>(&body).unwrap());
+            }
+        });
+        // The duplex is one stream; keep writing on the client half.
+        let mut client = Client {
+            writer: unsplit_writer(client_write),
+            incoming,
+            next_id: 1,
+        };
+        let init = client
+            .request("initialize", json!({"capabilities": {"general": {"positionEncodings": encodings}}, "processId": null, "rootUri": null}))
+            .await;
+        client.notify("initialized", json!({})).await;
+        (client, server, init)
+    }
+
+    async fn send(&mut self, message: Value) {
+        let body = serde_json::to_vec(&message).unwrap();
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        self.writer.write_all(header.as_bytes()).await.unwrap();
+        self.writer.write_all(&body).await.unwrap();
+        self.writer.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let message = self.next().await;
+            if message["id"] == id {
+                return message["result"].clone();
+            }
+        }
+    }
+
+    async fn next(&mut self) -> Value {
+        tokio::time::timeout(Duration::from_secs(20), self.incoming.recv())
+            .await
+            .expect("the server answers")
+            .expect("the stream is open")
+    }
+
+    /// Waits for the diagnostics of `uri` at `version`.
+    async fn diagnostics(&mut self, uri: &str, version: Option<i64>) -> Vec<Value> {
+        loop {
+            let message = self.next().await;
+            if message["method"] == "textDocument/publishDiagnostics"
+                && message["params"]["uri"] == uri
+            {
+                let got = message["params"]["version"].as_i64();
+                if version.is_none() || got == version {
+                    return message["params"]["diagnostics"].as_array().unwrap().clone();
+                }
+            }
+        }
+    }
+}
+
+fn unsplit_writer(write: tokio::io::WriteHalf<DuplexStream>) -> DuplexStream {
+    // WriteHalf cannot be unsplit without its reader; wrap it instead.
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let (mut from, _unused) = tokio::io::split(b);
+    let mut write = write;
+    tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut from, &mut write).await;
+    });
+    a
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_follow_edits_and_navigation_crosses_files() {
+    let dir = bundle_copy("SupportDesk");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let original = std::fs::read_to_string(&graph).unwrap();
+    let broken = original.replacen(
+        "target_agent: ClassifierAgent",
+        "target_agent: ClasifierAgent",
+        1,
+    );
+    let (mut client, server, init) = Client::start(&["utf-16"]).await;
+    assert_eq!(init["capabilities"]["positionEncoding"], "utf-16");
+
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": broken}}))
+        .await;
+    let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
+    let typo = diagnostics
+        .iter()
+        .find(|d| d["code"] == "MZ201")
+        .expect("the typo is reported");
+    let line = broken
+        .lines()
+        .position(|l| l.contains("ClasifierAgent"))
+        .unwrap();
+    assert_eq!(typo["range"]["start"]["line"], line);
+    assert_eq!(typo["range"]["start"]["character"], 18);
+    assert_eq!(typo["range"]["end"]["character"], 32);
+    assert!(typo["message"]
+        .as_str()
+        .unwrap()
+        .contains("did you mean `ClassifierAgent`"));
+
+    // Fix it with an incremental edit: insert the missing `s`.
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": graph_uri, "version": 2},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": 22}, "end": {"line": line, "character": 22}}, "text": "s"}]}),
+        )
+        .await;
+    let diagnostics = client.diagnostics(&graph_uri, Some(2)).await;
+    assert!(
+        diagnostics.iter().all(|d| d["code"] != "MZ201"),
+        "{diagnostics:?}"
+    );
+
+    // Go to definition: the target in transition_graph.yaml → agents.yaml.
+    let definition = client
+        .request("textDocument/definition", json!({"textDocument": {"uri": graph_uri}, "position": {"line": line, "character": 20}}))
+        .await;
+    assert_eq!(definition["uri"], uri(&dir.join("agents.yaml")));
+    let agents = std::fs::read_to_string(dir.join("agents.yaml")).unwrap();
+    let agent_line = agents
+        .lines()
+        .position(|l| l.contains("name: ClassifierAgent"))
+        .unwrap();
+    assert_eq!(definition["range"]["start"]["line"], agent_line);
+
+    // References of ClassifierAgent include the rules, registry and view entries.
+    let references = client
+        .request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": graph_uri}, "position": {"line": line, "character": 20}, "context": {"includeDeclaration": true}}),
+        )
+        .await;
+    let files: Vec<&str> = references
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["uri"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "agents.yaml",
+        "transition_graph.yaml",
+        "structured_outputs.yaml",
+        "context_variables.yaml",
+        "tools.yaml",
+        "ui_config.yaml",
+    ] {
+        assert!(
+            files.iter().any(|f| f.ends_with(expected)),
+            "{expected} missing from {files:?}"
+        );
+    }
+
+    // Into Python: the tool's function in tools.yaml → its def.
+    let tools = std::fs::read_to_string(dir.join("tools.yaml")).unwrap();
+    let tool_line = tools
+        .lines()
+        .position(|l| l.contains("function: classify_ticket"))
+        .unwrap();
+    let python = client
+        .request("textDocument/definition", json!({"textDocument": {"uri": uri(&dir.join("tools.yaml"))}, "position": {"line": tool_line, "character": 16}}))
+        .await;
+    assert_eq!(python["uri"], uri(&dir.join("tools/classify_ticket.py")));
+    assert_eq!(python["range"]["start"], json!({"line": 3, "character": 4}));
+
+    // Hover on a variable shows its authority.
+    let cv = std::fs::read_to_string(dir.join("context_variables.yaml")).unwrap();
+    let var_line = cv
+        .lines()
+        .position(|l| l.starts_with("  triage_outcome:"))
+        .unwrap();
+    let hover = client
+        .request("textDocument/hover", json!({"textDocument": {"uri": uri(&dir.join("context_variables.yaml"))}, "position": {"line": var_line, "character": 4}}))
+        .await;
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        text.contains("closed_writer_routing_state") && text.contains("deterministic_tool"),
+        "{text}"
+    );
+
+    let _ = client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server exits")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn positions_are_counted_in_the_negotiated_encoding() {
+    // `  - {source_agent: "😀", target_agent: ` is 38 characters; the emoji is
+    // 2 UTF-16 units and 4 UTF-8 bytes, so `Nobody` starts at 39 or 41.
+    for (encodings, expected_character) in [(vec!["utf-16"], 39u64), (vec!["utf-8", "utf-16"], 41)]
+    {
+        let dir = bundle_copy("Hello");
+        let graph = dir.join("transition_graph.yaml");
+        let graph_uri = uri(&graph);
+        // An emoji (2 UTF-16 units, 4 UTF-8 bytes) before an unknown target on the same line.
+        let text = "transition_rules:\n  - {source_agent: \"😀\", target_agent: Nobody, transition_type: after_turn}\n";
+        let (mut client, _server, init) = Client::start(&encodings).await;
+        let expected_encoding = encodings[0];
+        assert_eq!(init["capabilities"]["positionEncoding"], expected_encoding);
+        client
+            .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 7, "text": text}}))
+            .await;
+        let diagnostics = client.diagnostics(&graph_uri, Some(7)).await;
+        let target = diagnostics
+            .iter()
+            .find(|d| d["code"] == "MZ201" && d["message"].as_str().unwrap().contains("Nobody"))
+            .expect("unknown target reported");
+        assert_eq!(target["range"]["start"]["line"], 1);
+        assert_eq!(
+            target["range"]["start"]["character"], expected_character,
+            "{encodings:?}"
+        );
+        let _ = client.request("shutdown", Value::Null).await;
+        client.notify("exit", Value::Null).await;
+    }
+}
