@@ -10,8 +10,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexS
 use tokio::sync::mpsc;
 
 /// A copy of an example bundle in a fresh folder (the server reads closed files from disk).
-fn bundle_copy(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("mzk-lsp-{}-{}", std::process::id(), name));
+fn bundle_copy(name: &str, test: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("mzk-lsp-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     copy(&repo().join("bundles").join(name), &root.join(name));
     root.join(name)
@@ -144,7 +144,7 @@ fn unsplit_writer(write: tokio::io::WriteHalf<DuplexStream>) -> DuplexStream {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_follow_edits_and_navigation_crosses_files() {
-    let dir = bundle_copy("SupportDesk");
+    let dir = bundle_copy("SupportDesk", "navigation");
     let graph = dir.join("transition_graph.yaml");
     let graph_uri = uri(&graph);
     let original = std::fs::read_to_string(&graph).unwrap();
@@ -270,7 +270,7 @@ async fn positions_are_counted_in_the_negotiated_encoding() {
     // 2 UTF-16 units and 4 UTF-8 bytes, so `Nobody` starts at 39 or 41.
     for (encodings, expected_character) in [(vec!["utf-16"], 39u64), (vec!["utf-8", "utf-16"], 41)]
     {
-        let dir = bundle_copy("Hello");
+        let dir = bundle_copy("Hello", &format!("encoding-{}", encodings.len()));
         let graph = dir.join("transition_graph.yaml");
         let graph_uri = uri(&graph);
         // An emoji (2 UTF-16 units, 4 UTF-8 bytes) before an unknown target on the same line.
@@ -294,4 +294,78 @@ async fn positions_are_counted_in_the_negotiated_encoding() {
         let _ = client.request("shutdown", Value::Null).await;
         client.notify("exit", Value::Null).await;
     }
+}
+
+/// Many incremental edits in a row, multi-byte text included: the server's
+/// text must end equal to the client's, and the last diagnostics published
+/// must be those of the last version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rapid_incremental_edits_stay_in_order() {
+    let dir = bundle_copy("SupportDesk", "rapid");
+    let path = dir.join("agents.yaml");
+    let file_uri = uri(&path);
+    let mut text: Vec<char> = std::fs::read_to_string(&path).unwrap().chars().collect();
+    let (mut client, _server, _) = Client::start(&["utf-16"]).await;
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": file_uri, "languageId": "yaml", "version": 0, "text": text.iter().collect::<String>()}}))
+        .await;
+    // Edits inside the description of the first agent: insert and delete
+    // characters (é and 😀 included) at a fixed line, tracked client-side.
+    let line_no = text.iter().collect::<String>().lines().position(|l| l.contains("description: Collects")).unwrap();
+    let line_start = {
+        let s: String = text.iter().collect();
+        s.lines().take(line_no).map(|l| l.chars().count() + 1).sum::<usize>()
+    };
+    let base = line_start + "    description: Collects".chars().count();
+    let inserts = ["a", "é", "😀", "b"];
+    let mut inserted: Vec<char> = Vec::new();
+    let edits = 2000;
+    for i in 0..edits {
+        let version = i + 1;
+        let (range_start, range_end, new_text) = if i % 3 == 2 && !inserted.is_empty() {
+            // Delete the last inserted character.
+            let ch = inserted.pop().unwrap();
+            let units: usize = inserted.iter().map(|c| c.len_utf16()).sum();
+            (units, units + ch.len_utf16(), String::new())
+        } else {
+            let ch = inserts[i % inserts.len()].chars().next().unwrap();
+            let units: usize = inserted.iter().map(|c| c.len_utf16()).sum();
+            inserted.push(ch);
+            (units, units, ch.to_string())
+        };
+        let column = "    description: Collects".encode_utf16().count();
+        client
+            .notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": file_uri, "version": version},
+                       "contentChanges": [{"range": {"start": {"line": line_no, "character": column + range_start},
+                                                     "end": {"line": line_no, "character": column + range_end}},
+                                           "text": new_text}]}),
+            )
+            .await;
+    }
+    // The client's view of the final text.
+    let insert_at = base;
+    let mut expected = text.clone();
+    for (k, ch) in inserted.iter().enumerate() {
+        expected.insert(insert_at + k, *ch);
+    }
+    text = expected;
+    let last = client.diagnostics(&file_uri, Some(edits as i64)).await;
+    assert!(last.is_empty(), "{last:?}");
+    // Ask for the hover of the agent name to prove the server's text matches:
+    // its range must land on `IntakeAgent` in the client's text.
+    let final_text: String = text.iter().collect();
+    let name_line = final_text.lines().position(|l| l.contains("name: IntakeAgent")).unwrap();
+    let hover = client
+        .request("textDocument/hover", json!({"textDocument": {"uri": file_uri}, "position": {"line": name_line, "character": 12}}))
+        .await;
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("`IntakeAgent`"), "{hover}");
+    let description_line = final_text.lines().nth(line_no).unwrap().to_string();
+    let symbols_hover = client
+        .request("textDocument/hover", json!({"textDocument": {"uri": file_uri}, "position": {"line": line_no, "character": 6}}))
+        .await;
+    assert!(symbols_hover.is_null(), "no symbol on the description line: {description_line}");
+    let _ = client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
 }
