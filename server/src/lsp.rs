@@ -296,6 +296,11 @@ impl LanguageServer for Backend {
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })),
                 ..ServerCapabilities::default()
             },
             server_info: Some(ServerInfo {
@@ -404,6 +409,78 @@ impl LanguageServer for Backend {
         Ok(Some(locations))
     }
 
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        let Some((analysis, file, _, unit)) = self
+            .locate(&params.text_document.uri, Position::new(0, 0))
+            .await
+        else {
+            return Ok(None);
+        };
+        #[allow(deprecated)] // `deprecated` is a required field of the protocol type
+        let symbols: Vec<DocumentSymbol> = ide::document_symbols(&analysis, file)
+            .into_iter()
+            .map(|item| {
+                let range = to_range(&analysis, file, item.range, unit);
+                DocumentSymbol {
+                    name: item.name,
+                    detail: Some(item.kind.describe().to_string()),
+                    kind: symbol_kind(item.kind),
+                    tags: None,
+                    deprecated: None,
+                    range,
+                    selection_range: range,
+                    children: None,
+                }
+            })
+            .collect();
+        Ok(Some(DocumentSymbolResponse::Nested(symbols)))
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let Some((analysis, file, offset, unit)) = self
+            .locate(&params.text_document.uri, params.position)
+            .await
+        else {
+            return Ok(None);
+        };
+        match ide::prepare_rename(&analysis, file, offset) {
+            Ok((_, range)) => Ok(Some(PrepareRenameResponse::Range(to_range(
+                &analysis, file, range, unit,
+            )))),
+            Err(why) => Err(tower_lsp_server::jsonrpc::Error::invalid_params(why)),
+        }
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let p = params.text_document_position;
+        let Some((analysis, file, offset, unit)) =
+            self.locate(&p.text_document.uri, p.position).await
+        else {
+            return Ok(None);
+        };
+        let edits = ide::rename(&analysis, file, offset, &params.new_name)
+            .map_err(tower_lsp_server::jsonrpc::Error::invalid_params)?;
+        let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+        for e in edits {
+            if let Some(uri) = file_uri(&analysis, e.file) {
+                changes.entry(uri).or_default().push(TextEdit::new(
+                    to_range(&analysis, e.file, e.range, unit),
+                    e.new_text,
+                ));
+            }
+        }
+        Ok(Some(WorkspaceEdit {
+            changes: Some(changes),
+            ..WorkspaceEdit::default()
+        }))
+    }
+
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let p = params.text_document_position_params;
         let Some((analysis, file, offset, unit)) =
@@ -420,6 +497,20 @@ impl LanguageServer for Backend {
                 range: Some(to_range(&analysis, file, range, unit)),
             }),
         )
+    }
+}
+
+fn symbol_kind(kind: mzk_analyzer::model::SymbolKind) -> SymbolKind {
+    use mzk_analyzer::model::SymbolKind as K;
+    match kind {
+        K::Agent => SymbolKind::CLASS,
+        K::Variable => SymbolKind::VARIABLE,
+        K::Tool | K::LifecycleTool | K::Middleware | K::PythonFunction => SymbolKind::FUNCTION,
+        K::Model => SymbolKind::STRUCT,
+        K::ModelField => SymbolKind::FIELD,
+        K::Batch => SymbolKind::EVENT,
+        K::UiComponent => SymbolKind::INTERFACE,
+        K::WriterId => SymbolKind::CONSTANT,
     }
 }
 

@@ -311,10 +311,18 @@ async fn rapid_incremental_edits_stay_in_order() {
         .await;
     // Edits inside the description of the first agent: insert and delete
     // characters (é and 😀 included) at a fixed line, tracked client-side.
-    let line_no = text.iter().collect::<String>().lines().position(|l| l.contains("description: Collects")).unwrap();
+    let line_no = text
+        .iter()
+        .collect::<String>()
+        .lines()
+        .position(|l| l.contains("description: Collects"))
+        .unwrap();
     let line_start = {
         let s: String = text.iter().collect();
-        s.lines().take(line_no).map(|l| l.chars().count() + 1).sum::<usize>()
+        s.lines()
+            .take(line_no)
+            .map(|l| l.chars().count() + 1)
+            .sum::<usize>()
     };
     let base = line_start + "    description: Collects".chars().count();
     let inserts = ["a", "é", "😀", "b"];
@@ -356,16 +364,120 @@ async fn rapid_incremental_edits_stay_in_order() {
     // Ask for the hover of the agent name to prove the server's text matches:
     // its range must land on `IntakeAgent` in the client's text.
     let final_text: String = text.iter().collect();
-    let name_line = final_text.lines().position(|l| l.contains("name: IntakeAgent")).unwrap();
+    let name_line = final_text
+        .lines()
+        .position(|l| l.contains("name: IntakeAgent"))
+        .unwrap();
     let hover = client
         .request("textDocument/hover", json!({"textDocument": {"uri": file_uri}, "position": {"line": name_line, "character": 12}}))
         .await;
-    assert!(hover["contents"]["value"].as_str().unwrap().contains("`IntakeAgent`"), "{hover}");
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("`IntakeAgent`"),
+        "{hover}"
+    );
     let description_line = final_text.lines().nth(line_no).unwrap().to_string();
     let symbols_hover = client
         .request("textDocument/hover", json!({"textDocument": {"uri": file_uri}, "position": {"line": line_no, "character": 6}}))
         .await;
-    assert!(symbols_hover.is_null(), "no symbol on the description line: {description_line}");
+    assert!(
+        symbols_hover.is_null(),
+        "no symbol on the description line: {description_line}"
+    );
+    let _ = client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outline_and_rename_across_files() {
+    let dir = bundle_copy("SupportDesk", "rename");
+    let agents = dir.join("agents.yaml");
+    let agents_uri = uri(&agents);
+    let text = std::fs::read_to_string(&agents).unwrap();
+    let (mut client, _server, _) = Client::start(&["utf-16"]).await;
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": agents_uri, "languageId": "yaml", "version": 1, "text": text}}))
+        .await;
+    let _ = client.diagnostics(&agents_uri, Some(1)).await;
+    let outline = client
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": agents_uri}}),
+        )
+        .await;
+    let names: Vec<&str> = outline
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "IntakeAgent",
+            "ClassifierAgent",
+            "ResearchPlannerAgent",
+            "KnowledgeAgent",
+            "LogAgent",
+            "ReplyAgent"
+        ]
+    );
+
+    let line = text
+        .lines()
+        .position(|l| l.contains("name: ReplyAgent"))
+        .unwrap();
+    let prepared = client
+        .request("textDocument/prepareRename", json!({"textDocument": {"uri": agents_uri}, "position": {"line": line, "character": 14}}))
+        .await;
+    assert_eq!(prepared["start"], json!({"line": line, "character": 10}));
+    let edit = client
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": agents_uri}, "position": {"line": line, "character": 14}, "newName": "AnswerAgent"}),
+        )
+        .await;
+    let changes = edit["changes"].as_object().unwrap();
+    for file in [
+        "agents.yaml",
+        "transition_graph.yaml",
+        "structured_outputs.yaml",
+        "context_variables.yaml",
+        "tools.yaml",
+        "middleware.yaml",
+        "ui_config.yaml",
+    ] {
+        assert!(
+            changes.keys().any(|k| k.ends_with(file)),
+            "{file} not edited: {:?}",
+            changes.keys()
+        );
+    }
+    assert!(changes
+        .values()
+        .flat_map(|v| v.as_array().unwrap())
+        .all(|e| e["newText"] == "AnswerAgent"));
+    // A reserved name is refused with an error response.
+    let id = 99;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/rename",
+                     "params": {"textDocument": {"uri": agents_uri}, "position": {"line": line, "character": 14}, "newName": "user"}}))
+        .await;
+    loop {
+        let message = client.next().await;
+        if message["id"] == id {
+            assert!(
+                message["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("reserved"),
+                "{message}"
+            );
+            break;
+        }
+    }
     let _ = client.request("shutdown", Value::Null).await;
     client.notify("exit", Value::Null).await;
 }

@@ -9,7 +9,7 @@ mod kinds;
 mod validate;
 
 pub use files::{file_schema, FileKind, FILE_KINDS};
-pub use kinds::{Default, Kind, ListKind, TextKind};
+pub use kinds::{reserved_context_name, Default, Kind, ListKind, TextKind};
 pub use validate::{validate_file, Item, Norm, Obj};
 
 use crate::syntax::TextRange;
