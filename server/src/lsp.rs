@@ -297,6 +297,10 @@ impl LanguageServer for Backend {
                 references_provider: Some(OneOf::Left(true)),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 document_symbol_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(vec![":".into(), " ".into(), "{".into(), "-".into()]),
+                    ..CompletionOptions::default()
+                }),
                 rename_provider: Some(OneOf::Right(RenameOptions {
                     prepare_provider: Some(true),
                     work_done_progress_options: WorkDoneProgressOptions::default(),
@@ -407,6 +411,64 @@ impl LanguageServer for Backend {
                 })
                 .collect();
         Ok(Some(locations))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let p = params.text_document_position;
+        let Some(path) = path_of(&p.text_document.uri) else {
+            return Ok(None);
+        };
+        let Some((analysis, file, _, unit)) = self.locate(&p.text_document.uri, p.position).await
+        else {
+            return Ok(None);
+        };
+        let Some(kind) = analysis.bundle.file(file).and_then(|f| f.kind) else {
+            return Ok(None);
+        };
+        // Complete against what the editor shows now.
+        let text = match self.state.lock().await.documents.get(&path) {
+            Some(doc) => doc.text.to_string(),
+            None => analysis
+                .bundle
+                .file(file)
+                .map(|f| f.text.clone())
+                .unwrap_or_default(),
+        };
+        let index = mzk_analyzer::syntax::LineIndex::new(&text);
+        let offset = index.offset(
+            &text,
+            LineCol {
+                line: p.position.line,
+                col: p.position.character,
+            },
+            unit,
+        );
+        let position = |at: u32| {
+            let LineCol { line, col } = index.position(&text, at, unit);
+            Position::new(line, col)
+        };
+        let items: Vec<CompletionItem> = ide::completions(&analysis, kind, &text, offset)
+            .into_iter()
+            .map(|c| CompletionItem {
+                label: c.label,
+                kind: Some(match c.kind {
+                    ide::CompletionKind::Key => CompletionItemKind::PROPERTY,
+                    ide::CompletionKind::Value => CompletionItemKind::ENUM_MEMBER,
+                    ide::CompletionKind::Agent => CompletionItemKind::CLASS,
+                    ide::CompletionKind::Variable => CompletionItemKind::VARIABLE,
+                    ide::CompletionKind::Model => CompletionItemKind::STRUCT,
+                    ide::CompletionKind::Function => CompletionItemKind::FUNCTION,
+                }),
+                documentation: (!c.documentation.is_empty())
+                    .then_some(Documentation::String(c.documentation)),
+                text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
+                    Range::new(position(c.replace.start), position(c.replace.end)),
+                    c.insert,
+                ))),
+                ..CompletionItem::default()
+            })
+            .collect();
+        Ok(Some(CompletionResponse::Array(items)))
     }
 
     async fn document_symbol(

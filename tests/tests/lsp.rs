@@ -103,6 +103,7 @@ impl Client {
         loop {
             let message = self.next().await;
             if message["id"] == id {
+                assert!(message.get("error").is_none(), "{method}: {message}");
                 return message["result"].clone();
             }
         }
@@ -478,6 +479,39 @@ async fn outline_and_rename_across_files() {
             break;
         }
     }
+    let _ = client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_on_a_half_typed_line() {
+    let dir = bundle_copy("SupportDesk", "completion");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let mut text = std::fs::read_to_string(&graph).unwrap();
+    text.push_str("  - source_agent: ReplyAgent\n    target_agent: Re\n");
+    let (mut client, _server, _) = Client::start(&["utf-16"]).await;
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": text}}))
+        .await;
+    let _ = client.diagnostics(&graph_uri, Some(1)).await;
+    let line = text.lines().count() - 1;
+    let items = client
+        .request("textDocument/completion", json!({"textDocument": {"uri": graph_uri}, "position": {"line": line, "character": 20}}))
+        .await;
+    let labels: Vec<&str> = items
+        .as_array()
+        .unwrap_or_else(|| panic!("{items}"))
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["ResearchPlannerAgent", "ReplyAgent"]);
+    let edit = &items[0]["textEdit"];
+    assert_eq!(
+        edit["range"]["start"],
+        json!({"line": line, "character": 18})
+    );
+    assert_eq!(edit["newText"], "ResearchPlannerAgent");
     let _ = client.request("shutdown", Value::Null).await;
     client.notify("exit", Value::Null).await;
 }
