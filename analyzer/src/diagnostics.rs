@@ -34,6 +34,15 @@ pub struct Related {
     pub message: String,
 }
 
+/// A correction safe to apply without asking: within the diagnostic's range,
+/// replace the whole word `original` with `replacement` (a misspelt name with
+/// the one it almost certainly meant).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    pub original: String,
+    pub replacement: String,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {
     pub rule: Rule,
@@ -42,6 +51,7 @@ pub struct Diagnostic {
     pub range: TextRange,
     pub message: String,
     pub related: Vec<Related>,
+    pub fix: Option<Fix>,
 }
 
 impl Diagnostic {
@@ -53,7 +63,19 @@ impl Diagnostic {
             range,
             message: message.into(),
             related: Vec::new(),
+            fix: None,
         }
+    }
+
+    /// Offers replacing the misspelt `original` with `replacement`, when there is one.
+    pub fn with_replacement(mut self, original: &str, replacement: Option<&str>) -> Self {
+        self.fix = replacement
+            .filter(|r| *r != original)
+            .map(|replacement| Fix {
+                original: original.to_string(),
+                replacement: replacement.to_string(),
+            });
+        self
     }
 
     pub fn with_related(

@@ -1,8 +1,8 @@
-//! Editor features as plain data over an [`Analysis`]: definition, references
-//! and hover. The language server only converts these to protocol types.
+//! Editor features as plain data over an [`Analysis`]: definition, references,
+//! hover, outline, rename, completion and fixes. The language server only converts these to protocol types.
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::authority;
 use crate::model::symbols::{DefId, SymbolKind};
 use crate::syntax::TextRange;
@@ -383,6 +383,25 @@ pub fn rename(
 }
 
 /// The first whole-word occurrence of `word` in `text`.
+/// The edit that applies a diagnostic's fix: the misspelt word inside the
+/// diagnostic's range (which may also cover quotes or a `list[...]` wrapper).
+pub fn fix_edit(analysis: &Analysis, diagnostic: &Diagnostic) -> Option<TextEdit> {
+    let fix = diagnostic.fix.as_ref()?;
+    let text = &analysis.bundle.file(diagnostic.file)?.text;
+    let raw = text.get(diagnostic.range.start as usize..diagnostic.range.end as usize)?;
+    let at = if raw == fix.original {
+        0
+    } else {
+        whole_word(raw, &fix.original)?
+    };
+    let start = diagnostic.range.start + at as u32;
+    Some(TextEdit {
+        file: diagnostic.file,
+        range: TextRange::new(start, start + fix.original.len() as u32),
+        new_text: fix.replacement.clone(),
+    })
+}
+
 fn whole_word(text: &str, word: &str) -> Option<usize> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(word).map(|(i, _)| i).find(|&i| {
@@ -394,7 +413,7 @@ fn whole_word(text: &str, word: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{analyze_bundle, MemoryFs};
+    use crate::{analyze_bundle, FileSystem, MemoryFs};
     use std::path::{Path, PathBuf};
 
     pub(super) fn support_desk_fs() -> MemoryFs {
@@ -470,6 +489,84 @@ mod tests {
             .definitions
             .iter()
             .any(|d| d.name.text == new_name));
+    }
+
+    /// Misspells `original` in `file`, applies every fix mzk offers, and checks
+    /// that the bundle is back to its clean diagnostics.
+    fn fix_restores(file: &str, original: &str, misspelt: &str) {
+        let dir = Path::new("/w/SupportDesk");
+        let mut fs = support_desk();
+        let clean = analyze_bundle(&fs, dir).diagnostics.len();
+        let path = dir.join(file);
+        let text = String::from_utf8(fs.read(&path).unwrap()).unwrap();
+        assert!(text.contains(original), "{original} not in {file}");
+        fs.insert(&path, text.replacen(original, misspelt, 1));
+        let broken = analyze_bundle(&fs, dir);
+        let edits: Vec<TextEdit> = broken
+            .diagnostics
+            .iter()
+            .filter_map(|d| fix_edit(&broken, d))
+            .collect();
+        assert_eq!(edits.len(), 1, "{:?}", broken.diagnostics);
+        let target = broken.bundle.file(edits[0].file).unwrap();
+        let mut fixed = target.text.clone();
+        fixed.replace_range(
+            edits[0].range.start as usize..edits[0].range.end as usize,
+            &edits[0].new_text,
+        );
+        assert_eq!(fixed, text);
+        fs.insert(&path, fixed);
+        assert_eq!(analyze_bundle(&fs, dir).diagnostics.len(), clean);
+    }
+
+    #[test]
+    fn fixes_restore_misspelt_names_keys_and_values() {
+        fix_restores(
+            "transition_graph.yaml",
+            "target_agent: ClassifierAgent",
+            "target_agent: ClasifierAgent",
+        );
+        fix_restores(
+            "transition_graph.yaml",
+            "condition_type: context_equals",
+            "condition_type: context_equal",
+        );
+        fix_restores(
+            "transition_graph.yaml",
+            "    condition_key: ticket_captured",
+            "    conditon_key: ticket_captured",
+        );
+        fix_restores(
+            "transition_graph.yaml",
+            "${research_status} in",
+            "${research_stats} in",
+        );
+        fix_restores(
+            "transition_graph.yaml",
+            "condition_key: ticket_captured",
+            "condition_key: ticket_capture",
+        );
+    }
+
+    #[test]
+    fn no_fix_is_offered_without_a_close_candidate() {
+        let dir = Path::new("/w/SupportDesk");
+        let mut fs = support_desk();
+        let path = dir.join("transition_graph.yaml");
+        let text = String::from_utf8(fs.read(&path).unwrap()).unwrap();
+        fs.insert(
+            &path,
+            text.replacen("target_agent: ClassifierAgent", "target_agent: Zebra", 1),
+        );
+        let broken = analyze_bundle(&fs, dir);
+        assert!(broken
+            .diagnostics
+            .iter()
+            .any(|d| d.rule == crate::rules::Rule::UnknownAgent));
+        assert!(broken
+            .diagnostics
+            .iter()
+            .all(|d| fix_edit(&broken, d).is_none()));
     }
 
     #[test]

@@ -18,6 +18,10 @@ use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
+/// The code action kind of "apply every fix in this file", requested by
+/// editors on save (`editor.codeActionsOnSave`).
+const FIX_ALL: &str = "source.fixAll.mzk";
+
 /// An open document.
 struct Document {
     text: Rope,
@@ -121,6 +125,39 @@ fn to_range(analysis: &Analysis, file: FileId, range: TextRange, unit: ColumnUni
     )
 }
 
+fn to_lsp_diagnostic(
+    analysis: &Analysis,
+    d: &mzk_analyzer::diagnostics::Diagnostic,
+    unit: ColumnUnit,
+) -> Diagnostic {
+    let related = d
+        .related
+        .iter()
+        .filter_map(|r| {
+            Some(DiagnosticRelatedInformation {
+                location: Location::new(
+                    file_uri(analysis, r.file)?,
+                    to_range(analysis, r.file, r.range, unit),
+                ),
+                message: r.message.clone(),
+            })
+        })
+        .collect::<Vec<_>>();
+    Diagnostic {
+        range: to_range(analysis, d.file, d.range, unit),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Info => DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(NumberOrString::String(d.rule.code().to_string())),
+        source: Some("mzk".into()),
+        message: d.message.clone(),
+        related_information: (!related.is_empty()).then_some(related),
+        ..Diagnostic::default()
+    }
+}
+
 fn file_uri(analysis: &Analysis, file: FileId) -> Option<Uri> {
     let f = analysis.bundle.file(file)?;
     Uri::from_file_path(normalize(&analysis.bundle.dir.join(&f.relative)))
@@ -184,32 +221,10 @@ impl Backend {
         let mut now: HashSet<Uri> = HashSet::new();
         let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::new();
         for d in &analysis.diagnostics {
-            let related = d
-                .related
-                .iter()
-                .filter_map(|r| {
-                    Some(DiagnosticRelatedInformation {
-                        location: Location::new(
-                            file_uri(&analysis, r.file)?,
-                            to_range(&analysis, r.file, r.range, unit),
-                        ),
-                        message: r.message.clone(),
-                    })
-                })
-                .collect::<Vec<_>>();
-            per_file.entry(d.file).or_default().push(Diagnostic {
-                range: to_range(&analysis, d.file, d.range, unit),
-                severity: Some(match d.severity {
-                    Severity::Error => DiagnosticSeverity::ERROR,
-                    Severity::Warning => DiagnosticSeverity::WARNING,
-                    Severity::Info => DiagnosticSeverity::INFORMATION,
-                }),
-                code: Some(NumberOrString::String(d.rule.code().to_string())),
-                source: Some("mzk".into()),
-                message: d.message.clone(),
-                related_information: (!related.is_empty()).then_some(related),
-                ..Diagnostic::default()
-            });
+            per_file
+                .entry(d.file)
+                .or_default()
+                .push(to_lsp_diagnostic(&analysis, d, unit));
         }
         for file in &analysis.bundle.files {
             let Some(uri) = file_uri(&analysis, file.id) else {
@@ -295,6 +310,16 @@ impl LanguageServer for Backend {
                 )),
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
+                document_highlight_provider: Some(OneOf::Left(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::QUICKFIX,
+                            CodeActionKind::new(FIX_ALL),
+                        ]),
+                        ..CodeActionOptions::default()
+                    },
+                )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
@@ -411,6 +436,111 @@ impl LanguageServer for Backend {
                 })
                 .collect();
         Ok(Some(locations))
+    }
+
+    /// Every occurrence of the symbol under the cursor in this file; the
+    /// declaration is a write, uses are reads, so editors tell them apart.
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        let p = params.text_document_position_params;
+        let Some((analysis, file, offset, unit)) =
+            self.locate(&p.text_document.uri, p.position).await
+        else {
+            return Ok(None);
+        };
+        let Some(id) = analysis.symbols.at(file, offset) else {
+            return Ok(None);
+        };
+        let declaration = analysis.symbols.definition(id).name.clone();
+        let highlights = ide::references(&analysis, file, offset, true)
+            .into_iter()
+            .filter(|r| r.file == file)
+            .map(|r| DocumentHighlight {
+                range: to_range(&analysis, file, r.range, unit),
+                kind: Some(
+                    if r.file == declaration.file && r.range == declaration.range {
+                        DocumentHighlightKind::WRITE
+                    } else {
+                        DocumentHighlightKind::READ
+                    },
+                ),
+            })
+            .collect();
+        Ok(Some(highlights))
+    }
+
+    /// A quick fix per fixable diagnostic touching the range, and one
+    /// `source.fixAll.mzk` action applying every fix in the file.
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let Some((analysis, file, _, unit)) = self.locate(&uri, params.range.start).await else {
+            return Ok(None);
+        };
+        let wants = |kind: &CodeActionKind| {
+            params
+                .context
+                .only
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|o| kind.as_str().starts_with(o.as_str())))
+        };
+        let edit_of = |edits: Vec<TextEdit>| WorkspaceEdit {
+            changes: Some(HashMap::from([(uri.clone(), edits)])),
+            ..WorkspaceEdit::default()
+        };
+        let fixable: Vec<_> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.file == file)
+            .filter_map(|d| Some((d, ide::fix_edit(&analysis, d)?)))
+            .collect();
+        let mut actions = Vec::new();
+        if wants(&CodeActionKind::QUICKFIX) {
+            for (d, fix) in &fixable {
+                let diagnostic = to_lsp_diagnostic(&analysis, d, unit);
+                let range = diagnostic.range;
+                let touches = range.start <= params.range.end && params.range.start <= range.end;
+                if !touches {
+                    continue;
+                }
+                let original = d.fix.as_ref().map_or("", |f| f.original.as_str());
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!("Replace `{original}` with `{}`", fix.new_text),
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![diagnostic]),
+                    edit: Some(edit_of(vec![TextEdit::new(
+                        to_range(&analysis, file, fix.range, unit),
+                        fix.new_text.clone(),
+                    )])),
+                    is_preferred: Some(true),
+                    ..CodeAction::default()
+                }));
+            }
+        }
+        let fix_all = CodeActionKind::new(FIX_ALL);
+        if !fixable.is_empty() && wants(&fix_all) {
+            // Two diagnostics can offer the same fix (one name, two rules):
+            // apply each range once.
+            let mut ranges = HashSet::new();
+            let edits: Vec<TextEdit> = fixable
+                .iter()
+                .filter(|(_, fix)| ranges.insert((fix.range.start, fix.range.end)))
+                .map(|(_, fix)| {
+                    TextEdit::new(
+                        to_range(&analysis, file, fix.range, unit),
+                        fix.new_text.clone(),
+                    )
+                })
+                .collect();
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Fix all {} misspellings mzk can fix", edits.len()),
+                kind: Some(fix_all),
+                edit: Some(edit_of(edits)),
+                ..CodeAction::default()
+            }));
+        }
+        Ok(Some(actions))
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {

@@ -177,6 +177,36 @@ async fn diagnostics_follow_edits_and_navigation_crosses_files() {
         .unwrap()
         .contains("did you mean `ClassifierAgent`"));
 
+    // The quick fix replaces exactly the misspelt name.
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": graph_uri},
+                   "range": {"start": {"line": line, "character": 20}, "end": {"line": line, "character": 20}},
+                   "context": {"diagnostics": [typo], "only": ["quickfix"]}}),
+        )
+        .await;
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{actions:?}");
+    assert_eq!(actions[0]["kind"], "quickfix");
+    assert_eq!(actions[0]["diagnostics"][0]["code"], "MZ201");
+    let edits = &actions[0]["edit"]["changes"][graph_uri.as_str()];
+    assert_eq!(edits[0]["newText"], "ClassifierAgent");
+    assert_eq!(edits[0]["range"], typo["range"]);
+    // Fix-all on save offers the same edit; quick fixes are not source actions.
+    let fix_all = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": graph_uri},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    let fix_all = fix_all.as_array().unwrap();
+    assert_eq!(fix_all.len(), 1, "{fix_all:?}");
+    assert_eq!(fix_all[0]["kind"], "source.fixAll.mzk");
+    assert_eq!(fix_all[0]["edit"]["changes"][graph_uri.as_str()], *edits);
+
     // Fix it with an incremental edit: insert the missing `s`.
     client
         .notify(
@@ -228,6 +258,32 @@ async fn diagnostics_follow_edits_and_navigation_crosses_files() {
             files.iter().any(|f| f.ends_with(expected)),
             "{expected} missing from {files:?}"
         );
+    }
+
+    // Highlights: exactly the references that live in transition_graph.yaml, all
+    // reads (the declaration is in agents.yaml).
+    let highlights = client
+        .request(
+            "textDocument/documentHighlight",
+            json!({"textDocument": {"uri": graph_uri}, "position": {"line": line, "character": 20}}),
+        )
+        .await;
+    let highlights = highlights.as_array().unwrap();
+    let in_graph = files
+        .iter()
+        .filter(|f| f.ends_with("transition_graph.yaml"))
+        .count();
+    assert!(in_graph >= 2, "{files:?}");
+    assert_eq!(highlights.len(), in_graph, "{highlights:?}");
+    let graph_lines: Vec<&str> = original.lines().collect();
+    for h in highlights {
+        assert_eq!(h["kind"], 2, "uses are reads: {h}");
+        let l = h["range"]["start"]["line"].as_u64().unwrap() as usize;
+        let (a, b) = (
+            h["range"]["start"]["character"].as_u64().unwrap() as usize,
+            h["range"]["end"]["character"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(&graph_lines[l][a..b], "ClassifierAgent");
     }
 
     // Into Python: the tool's function in tools.yaml → its def.

@@ -2,7 +2,7 @@
 //! workflow name matches its folder, failure_message_key names a string
 //! variable, and every variable a rule, agent view or task batch uses is declared.
 
-use crate::diagnostics::{suggestion, Diagnostic};
+use crate::diagnostics::{did_you_mean, suggestion, Diagnostic};
 use crate::model::{Bundle, ConditionType, Name};
 use crate::rules::Rule;
 
@@ -53,7 +53,7 @@ fn failure_message_key(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 key.text,
                 suggestion(&key.text, bundle.variables.iter().map(|v| v.name.as_str()))
             ),
-        )),
+        ).with_replacement(&key.text, did_you_mean(&key.text, bundle.variables.iter().map(|v| v.name.as_str())))),
         Some(var) => {
             let ty = var.declared_type.as_ref().map(|t| t.text.as_str());
             if ty != Some("string") {
@@ -88,7 +88,7 @@ fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic
             name.text,
             suggestion(&name.text, bundle.variables.iter().map(|v| v.name.as_str()))
         ),
-    ));
+    ).with_replacement(&name.text, did_you_mean(&name.text, bundle.variables.iter().map(|v| v.name.as_str()))));
 }
 
 fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {

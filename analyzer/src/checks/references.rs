@@ -225,7 +225,8 @@ fn unresolved(symbols: &SymbolTable, r: &Reference, out: &mut Vec<Diagnostic>) {
         r.name.file,
         r.name.range,
         format!("`{text}` is not {what}{hint}: {consequence}"),
-    );
+    )
+    .with_replacement(text, best);
     if let Some(best) = best.and_then(|b| candidates.iter().find(|n| n.text == b)) {
         d = d.with_related(
             best.file,

@@ -5,7 +5,7 @@
 use super::files::FileKind;
 use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::{Object, RuleContext};
-use crate::diagnostics::{suggestion, Diagnostic, FileId};
+use crate::diagnostics::{did_you_mean, suggestion, Diagnostic, FileId};
 use crate::rules::Rule;
 use crate::syntax::{Node, NodeKind, ScalarStyle, TextRange, Value};
 
@@ -266,6 +266,21 @@ impl Validator<'_> {
             .push(Diagnostic::new(rule, self.file, range, message));
     }
 
+    /// Reports a misspelling of one of `candidates`, offering the closest as a fix.
+    fn report_misspelt<'c>(
+        &mut self,
+        rule: Rule,
+        range: TextRange,
+        message: impl Into<String>,
+        word: &str,
+        candidates: impl IntoIterator<Item = &'c str>,
+    ) {
+        self.out.push(
+            Diagnostic::new(rule, self.file, range, message)
+                .with_replacement(word, did_you_mean(word, candidates)),
+        );
+    }
+
     fn object(&mut self, node: &Node, shape: &'static Object, anchor: TextRange) -> Obj {
         let mut obj = Obj {
             shape,
@@ -316,7 +331,18 @@ impl Validator<'_> {
                             .join(", ")
                     ),
                 };
-                self.report(Rule::UnknownKey, entry.key.range, message);
+                self.report_misspelt(
+                    Rule::UnknownKey,
+                    entry.key.range,
+                    message,
+                    key,
+                    // Renaming onto a key already present would only trade one error for another.
+                    shape
+                        .fields
+                        .iter()
+                        .map(|f| f.name)
+                        .filter(|n| !entries.iter().any(|e| e.key.as_str() == Some(n))),
+                );
                 continue;
             };
             if field.alias.is_some() {
@@ -420,7 +446,7 @@ impl Validator<'_> {
                 match node.as_str() {
                     Some(s) if values.contains(&s) => item(Norm::Str(s.to_string())),
                     Some(s) => {
-                        self.report(
+                        self.report_misspelt(
                             Rule::InvalidEnumValue,
                             range,
                             format!(
@@ -428,6 +454,8 @@ impl Validator<'_> {
                                 one_of(values),
                                 suggestion(s, values.iter().copied())
                             ),
+                            s,
+                            values.iter().copied(),
                         );
                         None
                     }
@@ -492,22 +520,27 @@ impl Validator<'_> {
                 if values.contains(&text.as_str()) {
                     item(Norm::Str(text))
                 } else {
-                    let legacy = match (name, text.as_str()) {
-                        ("condition_type", "expression" | "llm" | "string_llm") => {
-                            " (LLM and free-text routing were removed in 0.2.0: route on a context variable with context_equals/context_expression, or on tool_called)".to_string()
-                        }
-                        ("workflow_primitive", "composer_reply" | "run_status_banner" | "agent_status_feed" | "awaiting_reply_banner") => {
-                            " (this id belongs to the chat shell and cannot be used by a workflow tool)".to_string()
-                        }
-                        _ => suggestion(&text, values.iter().copied()),
+                    // Retired values get an explanation instead of a spelling fix.
+                    let (legacy, candidates): (String, &[&str]) = match (name, text.as_str()) {
+                        ("condition_type", "expression" | "llm" | "string_llm") => (
+                            " (LLM and free-text routing were removed in 0.2.0: route on a context variable with context_equals/context_expression, or on tool_called)".to_string(),
+                            &[],
+                        ),
+                        ("workflow_primitive", "composer_reply" | "run_status_banner" | "agent_status_feed" | "awaiting_reply_banner") => (
+                            " (this id belongs to the chat shell and cannot be used by a workflow tool)".to_string(),
+                            &[],
+                        ),
+                        _ => (suggestion(&text, values.iter().copied()), values),
                     };
-                    self.report(
+                    self.report_misspelt(
                         Rule::InvalidEnumValue,
                         range,
                         format!(
                             "`{name}` must be one of {}, not `{text}`{legacy}",
                             one_of(values)
                         ),
+                        &text,
+                        candidates.iter().copied(),
                     );
                     None
                 }
