@@ -14,6 +14,28 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+/// A private copy of an example bundle, for tests that edit files: returns
+/// `<tmp>/mzk-<suite>-<pid>-<test>/<name>`.
+pub fn bundle_copy(suite: &str, name: &str, test: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("mzk-{suite}-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(&repo().join("bundles").join(name), &root.join(name));
+    root.join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
 /// One line per diagnostic, `path:line:col: severity[CODE] message`, with the
 /// path relative to `root`, plus related locations indented below it.
 pub fn render(root: &Path, analysis: &Analysis) -> String {

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use mzk_tests::repo;
+use mzk_tests::{bundle_copy, repo};
 use serde_json::Value;
 
 fn mzk(args: &[&str], cwd: &Path) -> Output {
@@ -106,7 +106,7 @@ fn json_output_has_the_documented_shape() {
         let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["code", "message", "name", "path", "range", "related", "severity"]
+            ["code", "fix", "message", "name", "path", "range", "related", "severity"]
         );
     }
 }
@@ -245,4 +245,57 @@ fn graph_json_lists_routing_findings() {
     for code in ["MZ301", "MZ302", "MZ303", "MZ304", "MZ306"] {
         assert!(codes.contains(&code), "{codes:?}");
     }
+}
+
+#[test]
+fn fix_writes_the_sure_fixes_and_reports_what_remains() {
+    let dir = bundle_copy("cli", "SupportDesk", "fix");
+    let graph = dir.join("transition_graph.yaml");
+    let original = std::fs::read_to_string(&graph).unwrap();
+    let broken = original
+        .replacen(
+            "target_agent: ClassifierAgent",
+            "target_agent: ClasifierAgent",
+            1,
+        )
+        .replacen(
+            "condition_type: context_equals",
+            "condition_type: context_equal",
+            1,
+        )
+        // No agent is close to `Zebra`: this one must stay for the author.
+        .replacen("target_agent: ReplyAgent", "target_agent: Zebra", 1);
+    assert_ne!(broken, original);
+    std::fs::write(&graph, &broken).unwrap();
+
+    // JSON names each fix with its range and replacement.
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["check", "--output-format", "json", "."],
+        &dir,
+    )))
+    .unwrap();
+    let fixes: Vec<(&str, &Value)> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| !d["fix"].is_null())
+        .map(|d| (d["code"].as_str().unwrap(), &d["fix"]))
+        .collect();
+    assert_eq!(fixes.len(), 2, "{fixes:?}");
+    assert_eq!(fixes[0].0, "MZ201");
+    assert_eq!(fixes[0].1["replacement"], "ClassifierAgent");
+    assert_eq!(fixes[0].1["range"]["start"]["line"], 4);
+    assert_eq!(fixes[0].1["range"]["start"]["column"], 19);
+
+    let out = mzk(&["check", "--fix", "--output-format", "concise", "."], &dir);
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(stderr.contains("fixed 2 problems in 1 file"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "`Zebra` remains an error");
+    let remaining = stdout(&out);
+    assert!(remaining.contains("error[MZ201] `Zebra`"), "{remaining}");
+    assert!(!remaining.contains("ClasifierAgent"), "{remaining}");
+    assert_eq!(
+        std::fs::read_to_string(&graph).unwrap(),
+        original.replacen("target_agent: ReplyAgent", "target_agent: Zebra", 1)
+    );
 }

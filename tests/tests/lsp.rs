@@ -1,35 +1,15 @@
 //! The language server driven in-process over an in-memory duplex, speaking
 //! the protocol byte for byte as an editor would.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use mzk_tests::repo;
+use mzk_tests::bundle_copy;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
 /// A copy of an example bundle in a fresh folder (the server reads closed files from disk).
-fn bundle_copy(name: &str, test: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("mzk-lsp-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    copy(&repo().join("bundles").join(name), &root.join(name));
-    root.join(name)
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
 fn uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
@@ -145,7 +125,7 @@ fn unsplit_writer(write: tokio::io::WriteHalf<DuplexStream>) -> DuplexStream {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_follow_edits_and_navigation_crosses_files() {
-    let dir = bundle_copy("SupportDesk", "navigation");
+    let dir = bundle_copy("lsp", "SupportDesk", "navigation");
     let graph = dir.join("transition_graph.yaml");
     let graph_uri = uri(&graph);
     let original = std::fs::read_to_string(&graph).unwrap();
@@ -327,7 +307,7 @@ async fn positions_are_counted_in_the_negotiated_encoding() {
     // 2 UTF-16 units and 4 UTF-8 bytes, so `Nobody` starts at 39 or 41.
     for (encodings, expected_character) in [(vec!["utf-16"], 39u64), (vec!["utf-8", "utf-16"], 41)]
     {
-        let dir = bundle_copy("Hello", &format!("encoding-{}", encodings.len()));
+        let dir = bundle_copy("lsp", "Hello", &format!("encoding-{}", encodings.len()));
         let graph = dir.join("transition_graph.yaml");
         let graph_uri = uri(&graph);
         // An emoji (2 UTF-16 units, 4 UTF-8 bytes) before an unknown target on the same line.
@@ -358,7 +338,7 @@ async fn positions_are_counted_in_the_negotiated_encoding() {
 /// must be those of the last version.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rapid_incremental_edits_stay_in_order() {
-    let dir = bundle_copy("SupportDesk", "rapid");
+    let dir = bundle_copy("lsp", "SupportDesk", "rapid");
     let path = dir.join("agents.yaml");
     let file_uri = uri(&path);
     let mut text: Vec<char> = std::fs::read_to_string(&path).unwrap().chars().collect();
@@ -449,7 +429,7 @@ async fn rapid_incremental_edits_stay_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn outline_and_rename_across_files() {
-    let dir = bundle_copy("SupportDesk", "rename");
+    let dir = bundle_copy("lsp", "SupportDesk", "rename");
     let agents = dir.join("agents.yaml");
     let agents_uri = uri(&agents);
     let text = std::fs::read_to_string(&agents).unwrap();
@@ -541,7 +521,7 @@ async fn outline_and_rename_across_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completion_on_a_half_typed_line() {
-    let dir = bundle_copy("SupportDesk", "completion");
+    let dir = bundle_copy("lsp", "SupportDesk", "completion");
     let graph = dir.join("transition_graph.yaml");
     let graph_uri = uri(&graph);
     let mut text = std::fs::read_to_string(&graph).unwrap();

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::{analyze_bundles, discover_bundles, Analysis, RealFs};
 
+use super::fix;
 use super::report::{self, Located};
 use super::OutputFormat;
 
@@ -19,6 +20,9 @@ pub struct CheckArgs {
     /// Never colour the output (colour is used only when stdout is a terminal and NO_COLOR is unset).
     #[arg(long)]
     no_color: bool,
+    /// Apply the fixes mzk is sure of (misspelt names, keys and enum values) to the files, then report what remains.
+    #[arg(long)]
+    fix: bool,
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -50,13 +54,20 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
         }
     }
-    let analyses: Vec<Analysis> = analyze_bundles(&RealFs, &bundles);
+    let mut analyses: Vec<Analysis> = analyze_bundles(&RealFs, &bundles);
+    if args.fix {
+        let fixed = fix::apply(&analyses);
+        if fixed.edits > 0 {
+            analyses = analyze_bundles(&RealFs, &bundles);
+        }
+        eprintln!("{fixed}");
+    }
     let mut located = Vec::new();
     let mut files = 0;
     for analysis in &analyses {
         files += analysis.bundle.files.len();
         for diagnostic in &analysis.diagnostics {
-            located.push(Located::new(&analysis.bundle, diagnostic, &cwd));
+            located.push(Located::new(analysis, diagnostic, &cwd));
         }
     }
     let errors = located

@@ -1,6 +1,7 @@
 //! The `mzk` command line.
 
 mod check;
+mod fix;
 mod graph;
 mod report;
 

@@ -8,6 +8,7 @@ use mzk_analyzer::diagnostics::{Diagnostic, Severity};
 use mzk_analyzer::model::Bundle;
 use mzk_analyzer::rules::Rule;
 use mzk_analyzer::syntax::{ColumnUnit, LineIndex, TextRange};
+use mzk_analyzer::{ide, Analysis};
 use serde_json::{json, Value};
 
 /// 1-based line and column (Unicode characters).
@@ -68,10 +69,13 @@ pub struct Located<'a> {
     pub diagnostic: &'a Diagnostic,
     pub place: Place<'a>,
     pub related: Vec<(Place<'a>, &'a str)>,
+    /// Where `mzk check --fix` would write what.
+    pub fix: Option<(Place<'a>, String)>,
 }
 
 impl<'a> Located<'a> {
-    pub fn new(bundle: &'a Bundle, diagnostic: &'a Diagnostic, cwd: &Path) -> Located<'a> {
+    pub fn new(analysis: &'a Analysis, diagnostic: &'a Diagnostic, cwd: &Path) -> Located<'a> {
+        let bundle = &analysis.bundle;
         Located {
             diagnostic,
             place: Place::new(bundle, diagnostic.file, diagnostic.range, cwd),
@@ -80,6 +84,8 @@ impl<'a> Located<'a> {
                 .iter()
                 .map(|r| (Place::new(bundle, r.file, r.range, cwd), r.message.as_str()))
                 .collect(),
+            fix: ide::fix_edit(analysis, diagnostic)
+                .map(|e| (Place::new(bundle, e.file, e.range, cwd), e.new_text)),
         }
     }
 
@@ -170,6 +176,12 @@ pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
             l.code(),
             l.diagnostic.rule.info().name
         );
+        if let Some((place, replacement)) = &l.fix {
+            let original = &place.text[place.range.start as usize..place.range.end as usize];
+            group = group.element(Level::HELP.message(format!(
+                "replace `{original}` with `{replacement}` (`mzk check --fix` does it)"
+            )));
+        }
         group = group.element(Level::HELP.message(help));
         let _ = writeln!(out, "{}\n", renderer.render(&[group]));
     }
@@ -200,6 +212,10 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
                     "range": range_json(p),
                     "message": m,
                 })).collect::<Vec<_>>(),
+                "fix": l.fix.as_ref().map(|(p, replacement)| json!({
+                    "range": range_json(p),
+                    "replacement": replacement,
+                })),
             })
         })
         .collect();
