@@ -308,3 +308,40 @@ pub fn edge_label(rule: &TransitionRule) -> String {
         (_, None) => "condition".to_string(),
     }
 }
+
+/// The graph as a Mermaid flowchart: agents as boxes, `user` as a stadium,
+/// `terminate` as a circle, each rule an edge labelled with its condition.
+pub fn mermaid(bundle: &Bundle, graph: &TransitionGraph) -> String {
+    use petgraph::visit::EdgeRef;
+    use std::fmt::Write as _;
+    let mut out = String::from("flowchart TD\n");
+    for n in graph.graph.node_indices() {
+        let node = &graph.graph[n];
+        let label = node.label().replace('"', "#quot;");
+        let shape = match node {
+            Node::User => format!("n{}([\"{label}\"])", n.index()),
+            Node::Terminate => format!("n{}((\"{label}\"))", n.index()),
+            _ => format!("n{}[\"{label}\"]", n.index()),
+        };
+        let _ = writeln!(out, "    {shape}");
+    }
+    for e in graph.graph.edge_references() {
+        let label = edge_label(&bundle.rules[*e.weight()]).replace('"', "#quot;");
+        let _ = writeln!(
+            out,
+            "    n{} -->|\"{label}\"| n{}",
+            e.source().index(),
+            e.target().index()
+        );
+    }
+    if let Some(entry) = graph.entry {
+        let _ = writeln!(out, "    start((start)) --> n{}", entry.index());
+    }
+    out.push_str("    classDef reserved fill:#eee,stroke:#666\n");
+    for n in graph.graph.node_indices() {
+        if matches!(graph.graph[n], Node::User | Node::Terminate) {
+            let _ = writeln!(out, "    class n{} reserved", n.index());
+        }
+    }
+    out
+}

@@ -80,6 +80,52 @@ pub fn references(
 
 /// Markdown describing the symbol under the cursor, and its range.
 pub fn hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextRange, String)> {
+    symbol_hover(analysis, file, offset).or_else(|| key_hover(analysis, file, offset))
+}
+
+/// A key's documentation from the schema: what it is, whether it is required,
+/// its default.
+fn key_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextRange, String)> {
+    let f = analysis.bundle.file(file)?;
+    let kind = f.kind?;
+    let text = f.text.as_str();
+    let offset = (offset as usize).min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = &text[line_start..line_end];
+    let mut body = line.trim_start();
+    if let Some(rest) = body.strip_prefix("- ") {
+        body = rest.trim_start();
+    }
+    let key_column = line.len() - body.len();
+    let colon = body.find(':')?;
+    let key = body[..colon].trim_end();
+    let key_start = line_start + key_column;
+    let key_end = key_start + key.len();
+    if offset < key_start || offset > key_end || key.is_empty() {
+        return None;
+    }
+    let path = parent_path(text, line_start, key_column);
+    let object = resolve_object(kind, &path)?;
+    let field = object.field(key.trim_matches(['"', '\'']))?;
+    let mut doc = format!("**`{}`** in {}", field.name, object.name);
+    if let Some(alias) = field.alias {
+        doc.push_str(&format!(" (also spelt `{alias}`)"));
+    }
+    doc.push_str("\n\n");
+    if !field.doc.is_empty() {
+        doc.push_str(field.doc);
+        doc.push_str("\n\n");
+    }
+    match (field.required, field.default.display()) {
+        (true, _) => doc.push_str("Required."),
+        (false, Some(default)) => doc.push_str(&format!("Optional; default `{default}`.")),
+        (false, None) => doc.push_str("Optional."),
+    }
+    Some((TextRange::new(key_start as u32, key_end as u32), doc))
+}
+
+fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextRange, String)> {
     let id = analysis.symbols.at(file, offset)?;
     let range = hovered_range(analysis, id, file, offset)?;
     let def = analysis.symbols.definition(id);
@@ -223,6 +269,53 @@ pub fn document_symbols(analysis: &Analysis, file: FileId) -> Vec<OutlineItem> {
         .collect();
     items.sort_by_key(|i| i.range.start);
     items
+}
+
+/// What a code lens offers to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LensAction {
+    RunWorkflow,
+    ShowGraph,
+    RunFromAgent(String),
+}
+
+/// A code lens: an action shown above a range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lens {
+    pub range: TextRange,
+    pub action: LensAction,
+}
+
+/// "Run workflow" and "Show graph" at the top of orchestrator.yaml, and "Run
+/// from this agent" on each agent declared in the file.
+pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
+    let mut lenses = Vec::new();
+    let Some(f) = analysis.bundle.file(file) else {
+        return lenses;
+    };
+    if f.kind == Some(crate::schema::FileKind::Orchestrator) {
+        let top = TextRange::empty(0);
+        lenses.push(Lens {
+            range: top,
+            action: LensAction::RunWorkflow,
+        });
+        lenses.push(Lens {
+            range: top,
+            action: LensAction::ShowGraph,
+        });
+    }
+    for d in analysis
+        .symbols
+        .definitions
+        .iter()
+        .filter(|d| d.kind == SymbolKind::Agent && d.name.file == file)
+    {
+        lenses.push(Lens {
+            range: d.name.range,
+            action: LensAction::RunFromAgent(d.name.text.clone()),
+        });
+    }
+    lenses
 }
 
 /// An edit replacing a range with new text.
@@ -453,12 +546,7 @@ mod tests {
         let dir = Path::new("/w/SupportDesk");
         let mut fs = support_desk();
         let before = analyze_bundle(&fs, dir);
-        let f = before
-            .bundle
-            .files
-            .iter()
-            .find(|f| f.relative == file)
-            .unwrap();
+        let f = before.bundle.file_at(file).unwrap();
         let last = needle.split_whitespace().last().unwrap();
         let offset = (f.text.find(needle).unwrap() + needle.rfind(last).unwrap()) as u32 + 1;
         let edits = rename(&before, f.id, offset, new_name).unwrap();
@@ -570,6 +658,63 @@ mod tests {
     }
 
     #[test]
+    fn lenses_on_the_orchestrator_and_on_each_agent() {
+        let fs = support_desk();
+        let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+        let file = |name: &str| analysis.bundle.file_at(name).unwrap();
+        let actions = |name: &str| -> Vec<LensAction> {
+            code_lenses(&analysis, file(name).id)
+                .into_iter()
+                .map(|l| l.action)
+                .collect()
+        };
+        assert_eq!(
+            actions("orchestrator.yaml"),
+            [LensAction::RunWorkflow, LensAction::ShowGraph]
+        );
+        let agents = file("agents.yaml");
+        let lenses = code_lenses(&analysis, agents.id);
+        let names: Vec<&str> = agents
+            .text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- name: "))
+            .collect();
+        assert_eq!(lenses.len(), names.len());
+        for (lens, name) in lenses.iter().zip(names) {
+            assert_eq!(lens.action, LensAction::RunFromAgent(name.to_string()));
+            assert_eq!(
+                &agents.text[lens.range.start as usize..lens.range.end as usize],
+                name
+            );
+        }
+        assert!(actions("transition_graph.yaml").is_empty());
+    }
+
+    #[test]
+    fn hover_on_a_key_shows_its_schema_documentation() {
+        let fs = support_desk();
+        let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+        let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
+        let at = graph.text.find("condition_type: context_equals").unwrap() as u32;
+        let (range, text) = hover(&analysis, graph.id, at + 3).unwrap();
+        assert_eq!(
+            &graph.text[range.start as usize..range.end as usize],
+            "condition_type"
+        );
+        assert!(
+            text.starts_with("**`condition_type`** in transition rule"),
+            "{text}"
+        );
+        // A list item's first key.
+        let at = graph.text.find("- source_agent").unwrap() as u32 + 4;
+        let (_, text) = hover(&analysis, graph.id, at).unwrap();
+        assert!(text.contains("**`source_agent`**"), "{text}");
+        // On the value side there is no key documentation.
+        let at = graph.text.find("transition_type: condition").unwrap() as u32 + 19;
+        assert!(key_hover(&analysis, graph.id, at).is_none());
+    }
+
+    #[test]
     fn rename_agents_variables_models_and_tools_across_files() {
         rename_keeps_the_bundle_clean("agents.yaml", "name: ClassifierAgent", "TriageAgent", 8);
         rename_keeps_the_bundle_clean(
@@ -586,22 +731,12 @@ mod tests {
     fn rename_refuses_reserved_duplicate_and_derived_names() {
         let fs = support_desk();
         let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
-        let agents = analysis
-            .bundle
-            .files
-            .iter()
-            .find(|f| f.relative == "agents.yaml")
-            .unwrap();
+        let agents = analysis.bundle.file_at("agents.yaml").unwrap();
         let at = agents.text.find("name: ReplyAgent").unwrap() as u32 + 8;
         assert!(rename(&analysis, agents.id, at, "user").is_err());
         assert!(rename(&analysis, agents.id, at, "IntakeAgent").is_err());
         assert!(rename(&analysis, agents.id, at, "two words").is_err());
-        let cv = analysis
-            .bundle
-            .files
-            .iter()
-            .find(|f| f.relative == "context_variables.yaml")
-            .unwrap();
+        let cv = analysis.bundle.file_at("context_variables.yaml").unwrap();
         let derived = cv.text.find("  research_status").unwrap() as u32 + 4;
         assert!(prepare_rename(&analysis, cv.id, derived)
             .unwrap_err()

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use mzk_analyzer::analysis::FileSystem;
 use mzk_analyzer::diagnostics::{FileId, Severity};
+use mzk_analyzer::graph::{mermaid, TransitionGraph};
 use mzk_analyzer::syntax::{ColumnUnit, LineCol, TextRange};
-use mzk_analyzer::{analyze_bundle, ide, Analysis, RealFs};
+use mzk_analyzer::{analyze_bundle, discover_bundles, ide, Analysis, RealFs};
 use ropey::Rope;
 use tokio::sync::Mutex;
 use tower_lsp_server::jsonrpc::Result;
@@ -21,6 +22,11 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 /// The code action kind of "apply every fix in this file", requested by
 /// editors on save (`editor.codeActionsOnSave`).
 const FIX_ALL: &str = "source.fixAll.mzk";
+
+const RUN_WORKFLOW: &str = "mzk.runWorkflow";
+const RUN_FROM_AGENT: &str = "mzk.runFromAgent";
+const SHOW_GRAPH: &str = "mzk.showGraph";
+const COMMANDS: [&str; 3] = [RUN_WORKFLOW, RUN_FROM_AGENT, SHOW_GRAPH];
 
 /// An open document.
 struct Document {
@@ -39,6 +45,10 @@ struct State {
     generations: HashMap<PathBuf, u64>,
     /// The URIs last published per bundle, to clear files that leave it.
     published: HashMap<PathBuf, HashSet<Uri>>,
+    /// The workspace folders, whose bundles are analysed without being opened.
+    roots: Vec<PathBuf>,
+    /// Whether the client lets us register file watchers.
+    can_watch: bool,
 }
 
 impl State {
@@ -179,6 +189,20 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 impl Backend {
+    /// Analyses (and publishes the diagnostics of) every bundle under `roots`.
+    async fn analyse_roots(&self, roots: &[PathBuf]) {
+        for root in roots {
+            let root = root.clone();
+            let found = tokio::task::spawn_blocking(move || discover_bundles(&RealFs, &root))
+                .await
+                .unwrap_or_default();
+            for bundle in found {
+                self.reanalyse(&normalize(&bundle).join("orchestrator.yaml"))
+                    .await;
+            }
+        }
+    }
+
     /// Re-analyses the bundle holding `path`, off the message loop, and
     /// publishes the diagnostics of every file of it unless a newer analysis
     /// started meanwhile.
@@ -288,6 +312,10 @@ impl Backend {
     }
 }
 
+fn invalid_params(message: &str) -> tower_lsp_server::jsonrpc::Error {
+    tower_lsp_server::jsonrpc::Error::invalid_params(message.to_string())
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let offered = params
@@ -301,7 +329,30 @@ impl LanguageServer for Backend {
         } else {
             (ColumnUnit::Utf16, PositionEncodingKind::UTF16)
         };
-        self.state.lock().await.unit = Some(unit);
+        {
+            let mut state = self.state.lock().await;
+            state.unit = Some(unit);
+            #[allow(deprecated)] // root_uri: older clients send only it
+            let roots: Vec<PathBuf> = match &params.workspace_folders {
+                Some(folders) if !folders.is_empty() => {
+                    folders.iter().filter_map(|f| path_of(&f.uri)).collect()
+                }
+                _ => params
+                    .root_uri
+                    .as_ref()
+                    .and_then(path_of)
+                    .into_iter()
+                    .collect(),
+            };
+            state.roots = roots;
+            state.can_watch = params
+                .capabilities
+                .workspace
+                .as_ref()
+                .and_then(|w| w.did_change_watched_files.as_ref())
+                .and_then(|d| d.dynamic_registration)
+                .unwrap_or(false);
+        }
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(kind),
@@ -311,6 +362,21 @@ impl LanguageServer for Backend {
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
                 document_highlight_provider: Some(OneOf::Left(true)),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
+                    ..ExecuteCommandOptions::default()
+                }),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
                 code_action_provider: Some(CodeActionProviderCapability::Options(
                     CodeActionOptions {
                         code_action_kinds: Some(vec![
@@ -338,6 +404,226 @@ impl LanguageServer for Backend {
             }),
             offset_encoding: None,
         })
+    }
+
+    /// Analyses every bundle under the workspace folders, so problems show
+    /// before a file is opened, and asks the client to report file changes.
+    async fn initialized(&self, _: InitializedParams) {
+        let (roots, can_watch) = {
+            let state = self.state.lock().await;
+            (state.roots.clone(), state.can_watch)
+        };
+        if can_watch {
+            let watchers = ["**/*.yaml", "**/*.yml", "**/*.py"]
+                .into_iter()
+                .map(|glob| FileSystemWatcher {
+                    glob_pattern: GlobPattern::String(glob.into()),
+                    kind: None,
+                })
+                .collect();
+            let registration = Registration {
+                id: "mzk-watch".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions {
+                    watchers,
+                })
+                .ok(),
+            };
+            // Not awaited here: a client slow to answer must not delay the analysis.
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.register_capability(vec![registration]).await;
+            });
+        }
+        self.analyse_roots(&roots).await;
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let added: Vec<PathBuf> = params
+            .event
+            .added
+            .iter()
+            .filter_map(|f| path_of(&f.uri))
+            .collect();
+        let removed: Vec<PathBuf> = params
+            .event
+            .removed
+            .iter()
+            .filter_map(|f| path_of(&f.uri))
+            .collect();
+        let gone: Vec<(PathBuf, HashSet<Uri>)> = {
+            let mut state = self.state.lock().await;
+            state.roots.retain(|r| !removed.contains(r));
+            state.roots.extend(added.iter().cloned());
+            let open: Vec<PathBuf> = state.documents.keys().cloned().collect();
+            let dropped: Vec<PathBuf> = state
+                .analyses
+                .keys()
+                .filter(|b| {
+                    removed.iter().any(|r| b.starts_with(r))
+                        && !open.iter().any(|o| o.starts_with(b))
+                })
+                .cloned()
+                .collect();
+            dropped
+                .into_iter()
+                .map(|b| {
+                    state.analyses.remove(&b);
+                    state.generations.remove(&b);
+                    let uris = state.published.remove(&b).unwrap_or_default();
+                    (b, uris)
+                })
+                .collect()
+        };
+        for (_, uris) in gone {
+            for uri in uris {
+                self.client.publish_diagnostics(uri, Vec::new(), None).await;
+            }
+        }
+        self.analyse_roots(&added).await;
+    }
+
+    /// A file changed on disk (a tools/*.py, a closed YAML file, a deletion):
+    /// re-analyse its bundle. Open documents keep their editor text.
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let mut bundles: Vec<PathBuf> = Vec::new();
+        for change in params.changes {
+            let Some(path) = path_of(&change.uri) else {
+                continue;
+            };
+            if let Some(bundle) = bundle_of(&path, |p| p.exists()) {
+                if !bundles.contains(&bundle) {
+                    bundles.push(bundle);
+                }
+            }
+        }
+        for bundle in bundles {
+            self.reanalyse(&bundle.join("orchestrator.yaml")).await;
+        }
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        let (analyses, unit) = {
+            let state = self.state.lock().await;
+            (
+                state.analyses.values().cloned().collect::<Vec<_>>(),
+                state.unit(),
+            )
+        };
+        let query = params.query.to_lowercase();
+        let mut symbols = Vec::new();
+        for analysis in &analyses {
+            let bundle_name = analysis
+                .bundle
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            for d in &analysis.symbols.definitions {
+                if !d.name.text.to_lowercase().contains(&query) {
+                    continue;
+                }
+                let Some(uri) = file_uri(analysis, d.name.file) else {
+                    continue;
+                };
+                #[allow(deprecated)] // `deprecated` is a required field of the type
+                symbols.push(SymbolInformation {
+                    name: d.name.text.clone(),
+                    kind: symbol_kind(d.kind),
+                    tags: None,
+                    deprecated: None,
+                    location: Location::new(
+                        uri,
+                        to_range(analysis, d.name.file, d.name.range, unit),
+                    ),
+                    container_name: bundle_name.clone(),
+                });
+            }
+        }
+        symbols.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Some(WorkspaceSymbolResponse::Flat(symbols)))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        let Some((analysis, file, _, unit)) = self.locate(&uri, Position::new(0, 0)).await else {
+            return Ok(None);
+        };
+        let dir = serde_json::Value::String(analysis.bundle.dir.to_string_lossy().into_owned());
+        let lenses = ide::code_lenses(&analysis, file)
+            .into_iter()
+            .map(|lens| {
+                let (title, command, arguments) = match lens.action {
+                    ide::LensAction::RunWorkflow => (
+                        "▶ Run workflow".to_string(),
+                        RUN_WORKFLOW,
+                        vec![dir.clone()],
+                    ),
+                    ide::LensAction::ShowGraph => {
+                        ("Show graph".to_string(), SHOW_GRAPH, vec![dir.clone()])
+                    }
+                    ide::LensAction::RunFromAgent(agent) => (
+                        "▶ Run from this agent".to_string(),
+                        RUN_FROM_AGENT,
+                        vec![dir.clone(), serde_json::Value::String(agent)],
+                    ),
+                };
+                CodeLens {
+                    range: to_range(&analysis, file, lens.range, unit),
+                    command: Some(Command::new(title, command.to_string(), Some(arguments))),
+                    data: None,
+                }
+            })
+            .collect();
+        Ok(Some(lenses))
+    }
+
+    /// `mzk.showGraph` answers the bundle's transition graph as Mermaid text;
+    /// the run commands say plainly that running is not available yet.
+    async fn execute_command(
+        &self,
+        params: ExecuteCommandParams,
+    ) -> Result<Option<serde_json::Value>> {
+        let dir = params
+            .arguments
+            .first()
+            .and_then(|a| a.as_str())
+            .map(|a| normalize(Path::new(a)));
+        match params.command.as_str() {
+            SHOW_GRAPH => {
+                let Some(dir) = dir else {
+                    return Err(invalid_params("mzk.showGraph takes the bundle folder as its argument"));
+                };
+                let analysis = self.state.lock().await.analyses.get(&dir).cloned();
+                let analysis = match analysis {
+                    Some(a) => a,
+                    None if dir.join("orchestrator.yaml").is_file() => {
+                        let d = dir.clone();
+                        match tokio::task::spawn_blocking(move || analyze_bundle(&RealFs, &d)).await {
+                            Ok(a) => Arc::new(a),
+                            Err(_) => return Err(tower_lsp_server::jsonrpc::Error::internal_error()),
+                        }
+                    }
+                    None => {
+                        return Err(invalid_params(&format!(
+                            "{}: not a bundle (no orchestrator.yaml)",
+                            dir.display()
+                        )))
+                    }
+                };
+                let graph = TransitionGraph::build(&analysis.bundle);
+                Ok(Some(serde_json::Value::String(mermaid(&analysis.bundle, &graph))))
+            }
+            RUN_WORKFLOW | RUN_FROM_AGENT => Err(tower_lsp_server::jsonrpc::Error {
+                // -32803: the LSP code for "the request was valid but could not be fulfilled".
+                code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32803),
+                message: "running workflows is not available yet in this version of mzk: `mzk check` and the editor diagnostics cover validation today".into(),
+                data: None,
+            }),
+            other => Err(invalid_params(&format!("unknown command `{other}` (mzk offers {})", COMMANDS.join(", ")))),
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {

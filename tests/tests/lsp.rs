@@ -9,7 +9,6 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-/// A copy of an example bundle in a fresh folder (the server reads closed files from disk).
 fn uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
@@ -18,10 +17,16 @@ struct Client {
     writer: DuplexStream,
     incoming: mpsc::UnboundedReceiver<Value>,
     next_id: i64,
+    /// Requests the server sent us (each answered with a null result).
+    server_requests: Vec<Value>,
 }
 
 impl Client {
     async fn start(encodings: &[&str]) -> (Client, tokio::task::JoinHandle<()>, Value) {
+        Client::start_with(json!({"capabilities": {"general": {"positionEncodings": encodings}}, "processId": null, "rootUri": null})).await
+    }
+
+    async fn start_with(params: Value) -> (Client, tokio::task::JoinHandle<()>, Value) {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         let server = tokio::spawn(mzk_server::lsp::serve(server_read, server_write));
@@ -54,10 +59,9 @@ impl Client {
             writer: unsplit_writer(client_write),
             incoming,
             next_id: 1,
+            server_requests: Vec::new(),
         };
-        let init = client
-            .request("initialize", json!({"capabilities": {"general": {"positionEncodings": encodings}}, "processId": null, "rootUri": null}))
-            .await;
+        let init = client.request("initialize", params).await;
         client.notify("initialized", json!({})).await;
         (client, server, init)
     }
@@ -76,24 +80,36 @@ impl Client {
     }
 
     async fn request(&mut self, method: &str, params: Value) -> Value {
+        let message = self.request_raw(method, params).await;
+        assert!(message.get("error").is_none(), "{method}: {message}");
+        message["result"].clone()
+    }
+
+    /// The whole response, error included.
+    async fn request_raw(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         loop {
             let message = self.next().await;
-            if message["id"] == id {
-                assert!(message.get("error").is_none(), "{method}: {message}");
-                return message["result"].clone();
+            if message["id"] == id && message.get("method").is_none() {
+                return message;
             }
         }
     }
 
     async fn next(&mut self) -> Value {
-        tokio::time::timeout(Duration::from_secs(20), self.incoming.recv())
+        let message = tokio::time::timeout(Duration::from_secs(20), self.incoming.recv())
             .await
             .expect("the server answers")
-            .expect("the stream is open")
+            .expect("the stream is open");
+        if message.get("method").is_some() && message.get("id").is_some() {
+            self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": null}))
+                .await;
+            self.server_requests.push(message.clone());
+        }
+        message
     }
 
     /// Waits for the diagnostics of `uri` at `version`.
@@ -550,4 +566,131 @@ async fn completion_on_a_half_typed_line() {
     assert_eq!(edit["newText"], "ResearchPlannerAgent");
     let _ = client.request("shutdown", Value::Null).await;
     client.notify("exit", Value::Null).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
+    let dir = bundle_copy("lsp", "SupportDesk", "workspace");
+    let root = dir.parent().unwrap().to_path_buf();
+    let agents = dir.join("agents.yaml");
+    let agents_uri = uri(&agents);
+    let original = std::fs::read_to_string(&agents).unwrap();
+    // A mistake in a file the editor never opens.
+    std::fs::write(
+        &agents,
+        original.replacen("system_message:", "system_mesage:", 1),
+    )
+    .unwrap();
+    let (mut client, server, _) = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}},
+        "workspaceFolders": [{"uri": uri(&root), "name": "w"}],
+    }))
+    .await;
+    let diagnostics = client.diagnostics(&agents_uri, None).await;
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "MZ101"),
+        "{diagnostics:?}"
+    );
+
+    // Fixed on disk (by another tool): the watcher notification re-analyses.
+    std::fs::write(&agents, &original).unwrap();
+    client
+        .notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": [{"uri": agents_uri, "type": 2}]}),
+        )
+        .await;
+    let diagnostics = client.diagnostics(&agents_uri, None).await;
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let registration = client
+        .server_requests
+        .iter()
+        .find(|r| r["method"] == "client/registerCapability")
+        .expect("the server registers its file watchers");
+    let watchers = &registration["params"]["registrations"][0]["registerOptions"]["watchers"];
+    assert!(
+        watchers
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["globPattern"] == "**/*.py"),
+        "{watchers}"
+    );
+
+    // Workspace symbols search every analysed bundle.
+    let symbols = client
+        .request("workspace/symbol", json!({"query": "classif"}))
+        .await;
+    let symbols = symbols.as_array().unwrap();
+    let classifier = symbols
+        .iter()
+        .find(|s| s["name"] == "ClassifierAgent")
+        .expect("ClassifierAgent is found");
+    assert_eq!(classifier["containerName"], "SupportDesk");
+    assert_eq!(classifier["location"]["uri"], agents_uri);
+    assert!(symbols.iter().all(|s| s["name"]
+        .as_str()
+        .unwrap()
+        .to_lowercase()
+        .contains("classif")));
+
+    // Lenses on orchestrator.yaml, bound to commands.
+    let orchestrator_uri = uri(&dir.join("orchestrator.yaml"));
+    let lenses = client
+        .request(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": orchestrator_uri}}),
+        )
+        .await;
+    let commands: Vec<&str> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["mzk.runWorkflow", "mzk.showGraph"]);
+    let show = &lenses[1]["command"];
+    let graph = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": show["command"], "arguments": show["arguments"]}),
+        )
+        .await;
+    let graph = graph.as_str().unwrap();
+    assert!(graph.starts_with("flowchart TD\n"), "{graph}");
+    assert!(graph.contains("[\"ClassifierAgent\"]"), "{graph}");
+    let run = &lenses[0]["command"];
+    let refused = client
+        .request_raw(
+            "workspace/executeCommand",
+            json!({"command": run["command"], "arguments": run["arguments"]}),
+        )
+        .await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not available yet"),
+        "{refused}"
+    );
+    let agent_lenses = client
+        .request(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": agents_uri}}),
+        )
+        .await;
+    assert!(agent_lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l["command"]["command"] == "mzk.runFromAgent"
+            && l["command"]["arguments"][1] == "ClassifierAgent"));
+
+    client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server exits")
+        .unwrap();
 }

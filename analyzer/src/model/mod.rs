@@ -84,6 +84,11 @@ impl Bundle {
         self.files.get(id.0 as usize)
     }
 
+    /// The file at a path relative to the bundle folder (`tools/ops.py`).
+    pub fn file_at(&self, relative: &str) -> Option<&SourceFile> {
+        self.files.iter().find(|f| f.relative == relative)
+    }
+
     pub fn file_of_kind(&self, kind: FileKind) -> Option<&SourceFile> {
         self.files.iter().find(|f| f.kind == Some(kind))
     }

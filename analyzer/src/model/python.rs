@@ -164,7 +164,7 @@ fn resolve(
             continue;
         }
         let relative = relative_to(dir, &candidate);
-        if let Some(existing) = bundle.files.iter().find(|f| f.relative == relative) {
+        if let Some(existing) = bundle.file_at(&relative) {
             return BindingTarget::File(existing.id);
         }
         match fs.read(&candidate) {

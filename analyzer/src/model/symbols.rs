@@ -543,12 +543,7 @@ mod tests {
         let sites: Vec<RefSite> = symbols.references_to(intake).map(|r| r.site).collect();
         assert_eq!(sites.len(), 6, "{sites:?}");
         // The cursor on `Intake` in transition_graph.yaml names the agents.yaml definition.
-        let graph = analysis
-            .bundle
-            .files
-            .iter()
-            .find(|f| f.relative == "transition_graph.yaml")
-            .unwrap();
+        let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
         let offset = rules.find("target_agent: Intake").unwrap() as u32 + 15;
         assert_eq!(symbols.at(graph.id, offset), Some(intake));
         // `user` and `terminate` are reserved, not unresolved.

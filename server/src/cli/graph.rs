@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mzk_analyzer::graph::{edge_label, Node, TransitionGraph};
+use mzk_analyzer::graph::{edge_label, mermaid, Node, TransitionGraph};
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{analyze_bundle, RealFs};
 use petgraph::visit::EdgeRef;
@@ -48,38 +48,7 @@ pub fn run(args: GraphArgs) -> ExitCode {
         Node::Unknown(_) => "unknown",
     };
     let text = match args.format {
-        GraphFormat::Mermaid => {
-            let mut out = String::from("flowchart TD\n");
-            for n in graph.graph.node_indices() {
-                let node = &graph.graph[n];
-                let label = node.label().replace('"', "#quot;");
-                let shape = match node {
-                    Node::User => format!("n{}([\"{label}\"])", n.index()),
-                    Node::Terminate => format!("n{}((\"{label}\"))", n.index()),
-                    _ => format!("n{}[\"{label}\"]", n.index()),
-                };
-                let _ = writeln!(out, "    {shape}");
-            }
-            for e in graph.graph.edge_references() {
-                let label = edge_label(&bundle.rules[*e.weight()]).replace('"', "#quot;");
-                let _ = writeln!(
-                    out,
-                    "    n{} -->|\"{label}\"| n{}",
-                    e.source().index(),
-                    e.target().index()
-                );
-            }
-            if let Some(entry) = graph.entry {
-                let _ = writeln!(out, "    start((start)) --> n{}", entry.index());
-            }
-            out.push_str("    classDef reserved fill:#eee,stroke:#666\n");
-            for n in graph.graph.node_indices() {
-                if matches!(graph.graph[n], Node::User | Node::Terminate) {
-                    let _ = writeln!(out, "    class n{} reserved", n.index());
-                }
-            }
-            out
-        }
+        GraphFormat::Mermaid => mermaid(bundle, &graph),
         GraphFormat::Dot => {
             let mut out = String::from("digraph workflow {\n    rankdir=TB;\n");
             for n in graph.graph.node_indices() {
