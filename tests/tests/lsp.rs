@@ -432,13 +432,19 @@ async fn rapid_incremental_edits_stay_in_order() {
         "{hover}"
     );
     let description_line = final_text.lines().nth(line_no).unwrap().to_string();
-    let symbols_hover = client
+    // On the description line the only thing to hover is the key itself.
+    let key_hover = client
         .request("textDocument/hover", json!({"textDocument": {"uri": file_uri}, "position": {"line": line_no, "character": 6}}))
         .await;
     assert!(
-        symbols_hover.is_null(),
-        "no symbol on the description line: {description_line}"
+        key_hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("**`description`**"),
+        "{key_hover} on {description_line}"
     );
+    assert_eq!(key_hover["range"]["start"]["character"], 4);
+    assert_eq!(key_hover["range"]["end"]["character"], 15);
     let _ = client.request("shutdown", Value::Null).await;
     client.notify("exit", Value::Null).await;
 }
