@@ -312,6 +312,26 @@ impl Backend {
     }
 }
 
+/// Runs an `ide` computation, turning a panic into an error response: one bad
+/// request must not take the server (and the editor's diagnostics) down.
+fn guarded<T>(request: &str, f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        tower_lsp_server::jsonrpc::Error {
+            code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+            message: format!(
+                "mzk: internal error in {request} ({detail}); please report it — the server keeps running"
+            )
+            .into(),
+            data: None,
+        }
+    })
+}
+
 fn invalid_params(message: &str) -> tower_lsp_server::jsonrpc::Error {
     tower_lsp_server::jsonrpc::Error::invalid_params(message.to_string())
 }
@@ -552,7 +572,7 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         let dir = serde_json::Value::String(analysis.bundle.dir.to_string_lossy().into_owned());
-        let lenses = ide::code_lenses(&analysis, file)
+        let lenses = guarded("codeLens", || ide::code_lenses(&analysis, file))?
             .into_iter()
             .map(|lens| {
                 let (title, command, arguments) = match lens.action {
@@ -695,13 +715,17 @@ impl LanguageServer for Backend {
         else {
             return Ok(None);
         };
-        Ok(ide::definition(&analysis, file, offset).and_then(|target| {
-            let uri = file_uri(&analysis, target.file)?;
-            Some(GotoDefinitionResponse::Scalar(Location::new(
-                uri,
-                to_range(&analysis, target.file, target.range, unit),
-            )))
-        }))
+        Ok(
+            guarded("definition", || ide::definition(&analysis, file, offset))?.and_then(
+                |target| {
+                    let uri = file_uri(&analysis, target.file)?;
+                    Some(GotoDefinitionResponse::Scalar(Location::new(
+                        uri,
+                        to_range(&analysis, target.file, target.range, unit),
+                    )))
+                },
+            ),
+        )
     }
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
@@ -711,16 +735,17 @@ impl LanguageServer for Backend {
         else {
             return Ok(None);
         };
-        let locations: Vec<Location> =
+        let locations: Vec<Location> = guarded("references", || {
             ide::references(&analysis, file, offset, params.context.include_declaration)
-                .into_iter()
-                .filter_map(|r| {
-                    Some(Location::new(
-                        file_uri(&analysis, r.file)?,
-                        to_range(&analysis, r.file, r.range, unit),
-                    ))
-                })
-                .collect();
+        })?
+        .into_iter()
+        .filter_map(|r| {
+            Some(Location::new(
+                file_uri(&analysis, r.file)?,
+                to_range(&analysis, r.file, r.range, unit),
+            ))
+        })
+        .collect();
         Ok(Some(locations))
     }
 
@@ -740,20 +765,22 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         let declaration = analysis.symbols.definition(id).name.clone();
-        let highlights = ide::references(&analysis, file, offset, true)
-            .into_iter()
-            .filter(|r| r.file == file)
-            .map(|r| DocumentHighlight {
-                range: to_range(&analysis, file, r.range, unit),
-                kind: Some(
-                    if r.file == declaration.file && r.range == declaration.range {
-                        DocumentHighlightKind::WRITE
-                    } else {
-                        DocumentHighlightKind::READ
-                    },
-                ),
-            })
-            .collect();
+        let highlights = guarded("documentHighlight", || {
+            ide::references(&analysis, file, offset, true)
+        })?
+        .into_iter()
+        .filter(|r| r.file == file)
+        .map(|r| DocumentHighlight {
+            range: to_range(&analysis, file, r.range, unit),
+            kind: Some(
+                if r.file == declaration.file && r.range == declaration.range {
+                    DocumentHighlightKind::WRITE
+                } else {
+                    DocumentHighlightKind::READ
+                },
+            ),
+        })
+        .collect();
         Ok(Some(highlights))
     }
 
@@ -775,12 +802,14 @@ impl LanguageServer for Backend {
             changes: Some(HashMap::from([(uri.clone(), edits)])),
             ..WorkspaceEdit::default()
         };
-        let fixable: Vec<_> = analysis
-            .diagnostics
-            .iter()
-            .filter(|d| d.file == file)
-            .filter_map(|d| Some((d, ide::fix_edit(&analysis, d)?)))
-            .collect();
+        let fixable: Vec<_> = guarded("codeAction", || {
+            analysis
+                .diagnostics
+                .iter()
+                .filter(|d| d.file == file)
+                .filter_map(|d| Some((d, ide::fix_edit(&analysis, d)?)))
+                .collect()
+        })?;
         let mut actions = Vec::new();
         if wants(&CodeActionKind::QUICKFIX) {
             for (d, fix) in &fixable {
@@ -863,27 +892,29 @@ impl LanguageServer for Backend {
             let LineCol { line, col } = index.position(&text, at, unit);
             Position::new(line, col)
         };
-        let items: Vec<CompletionItem> = ide::completions(&analysis, kind, &text, offset)
-            .into_iter()
-            .map(|c| CompletionItem {
-                label: c.label,
-                kind: Some(match c.kind {
-                    ide::CompletionKind::Key => CompletionItemKind::PROPERTY,
-                    ide::CompletionKind::Value => CompletionItemKind::ENUM_MEMBER,
-                    ide::CompletionKind::Agent => CompletionItemKind::CLASS,
-                    ide::CompletionKind::Variable => CompletionItemKind::VARIABLE,
-                    ide::CompletionKind::Model => CompletionItemKind::STRUCT,
-                    ide::CompletionKind::Function => CompletionItemKind::FUNCTION,
-                }),
-                documentation: (!c.documentation.is_empty())
-                    .then_some(Documentation::String(c.documentation)),
-                text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
-                    Range::new(position(c.replace.start), position(c.replace.end)),
-                    c.insert,
-                ))),
-                ..CompletionItem::default()
-            })
-            .collect();
+        let items: Vec<CompletionItem> = guarded("completion", || {
+            ide::completions(&analysis, kind, &text, offset)
+        })?
+        .into_iter()
+        .map(|c| CompletionItem {
+            label: c.label,
+            kind: Some(match c.kind {
+                ide::CompletionKind::Key => CompletionItemKind::PROPERTY,
+                ide::CompletionKind::Value => CompletionItemKind::ENUM_MEMBER,
+                ide::CompletionKind::Agent => CompletionItemKind::CLASS,
+                ide::CompletionKind::Variable => CompletionItemKind::VARIABLE,
+                ide::CompletionKind::Model => CompletionItemKind::STRUCT,
+                ide::CompletionKind::Function => CompletionItemKind::FUNCTION,
+            }),
+            documentation: (!c.documentation.is_empty())
+                .then_some(Documentation::String(c.documentation)),
+            text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
+                Range::new(position(c.replace.start), position(c.replace.end)),
+                c.insert,
+            ))),
+            ..CompletionItem::default()
+        })
+        .collect();
         Ok(Some(CompletionResponse::Array(items)))
     }
 
@@ -898,22 +929,23 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         #[allow(deprecated)] // `deprecated` is a required field of the protocol type
-        let symbols: Vec<DocumentSymbol> = ide::document_symbols(&analysis, file)
-            .into_iter()
-            .map(|item| {
-                let range = to_range(&analysis, file, item.range, unit);
-                DocumentSymbol {
-                    name: item.name,
-                    detail: Some(item.kind.describe().to_string()),
-                    kind: symbol_kind(item.kind),
-                    tags: None,
-                    deprecated: None,
-                    range,
-                    selection_range: range,
-                    children: None,
-                }
-            })
-            .collect();
+        let symbols: Vec<DocumentSymbol> =
+            guarded("documentSymbol", || ide::document_symbols(&analysis, file))?
+                .into_iter()
+                .map(|item| {
+                    let range = to_range(&analysis, file, item.range, unit);
+                    DocumentSymbol {
+                        name: item.name,
+                        detail: Some(item.kind.describe().to_string()),
+                        kind: symbol_kind(item.kind),
+                        tags: None,
+                        deprecated: None,
+                        range,
+                        selection_range: range,
+                        children: None,
+                    }
+                })
+                .collect();
         Ok(Some(DocumentSymbolResponse::Nested(symbols)))
     }
 
@@ -927,7 +959,9 @@ impl LanguageServer for Backend {
         else {
             return Ok(None);
         };
-        match ide::prepare_rename(&analysis, file, offset) {
+        match guarded("prepareRename", || {
+            ide::prepare_rename(&analysis, file, offset)
+        })? {
             Ok((_, range)) => Ok(Some(PrepareRenameResponse::Range(to_range(
                 &analysis, file, range, unit,
             )))),
@@ -942,8 +976,10 @@ impl LanguageServer for Backend {
         else {
             return Ok(None);
         };
-        let edits = ide::rename(&analysis, file, offset, &params.new_name)
-            .map_err(tower_lsp_server::jsonrpc::Error::invalid_params)?;
+        let edits = guarded("rename", || {
+            ide::rename(&analysis, file, offset, &params.new_name)
+        })?
+        .map_err(tower_lsp_server::jsonrpc::Error::invalid_params)?;
         let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
         for e in edits {
             if let Some(uri) = file_uri(&analysis, e.file) {
@@ -967,7 +1003,7 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         Ok(
-            ide::hover(&analysis, file, offset).map(|(range, text)| Hover {
+            guarded("hover", || ide::hover(&analysis, file, offset))?.map(|(range, text)| Hover {
                 contents: HoverContents::Markup(MarkupContent {
                     kind: MarkupKind::Markdown,
                     value: text,
@@ -1020,4 +1056,20 @@ pub fn main() -> std::process::ExitCode {
     };
     runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
     std::process::ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guarded;
+
+    #[test]
+    fn a_panicking_request_becomes_an_error_response() {
+        let error = guarded("hover", || -> u32 { panic!("boom") }).unwrap_err();
+        assert!(
+            error.message.contains("internal error in hover (boom)"),
+            "{}",
+            error.message
+        );
+        assert_eq!(guarded("hover", || 7).unwrap(), 7);
+    }
 }
