@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs, then runs
 # formatting and lint checks and every test (unit, fixtures, CLI, conformance
-# with mozaiks 0.2.0 from PyPI, the language server under headless Neovim).
+# with mozaiks 0.2.0 from PyPI, the language server under headless Neovim and Emacs eglot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,8 +10,11 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
   need_apt+=(python3-venv)
 fi
-# Neovim is the real editor the language-server end-to-end test drives.
+# The real editors the language-server end-to-end tests drive.
 command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
+if ! command -v emacs >/dev/null 2>&1 || ! emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1; then
+  need_apt+=(emacs-nox elpa-eglot)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]} (apt)"
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
@@ -24,7 +27,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -q -- -D warnings
-# A missing editor must fail the editor test here, not skip it.
+# A missing editor must fail the editor tests here, not skip them.
 export MZK_REQUIRE_EDITORS=1
 echo "== cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1

@@ -1055,6 +1055,9 @@ pub fn main() -> std::process::ExitCode {
         }
     };
     runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // After `exit` a blocking read of stdin may still be pending (the client
+    // keeps the pipe open); never let the runtime wait on it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     std::process::ExitCode::SUCCESS
 }
 

@@ -299,3 +299,40 @@ fn fix_writes_the_sure_fixes_and_reports_what_remains() {
         original.replacen("target_agent: ReplyAgent", "target_agent: Zebra", 1)
     );
 }
+
+#[test]
+fn lsp_process_exits_promptly_after_exit_while_stdin_stays_open() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("mzk lsp starts");
+    let mut stdin = server.stdin.take().unwrap();
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#,
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        // Emacs sends `"params": null` with shutdown.
+        r#"{"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}"#,
+        r#"{"jsonrpc":"2.0","method":"exit","params":null}"#,
+    ] {
+        write!(stdin, "Content-Length: {}\r\n\r\n{message}", message.len()).unwrap();
+    }
+    stdin.flush().unwrap();
+    // `stdin` stays open, as an editor keeps the pipe: the server must still go.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = server.kill();
+            panic!("mzk lsp still running 10 s after `exit`");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    drop(stdin);
+}

@@ -1,7 +1,8 @@
-//! `mzk lsp` under a real editor: headless Neovim 0.7 opens a bundle file with
-//! a mistake and must receive the diagnostic, a definition and completions.
+//! `mzk lsp` under real editors: headless Neovim 0.7 and Emacs 28 with eglot
+//! open a bundle file with a mistake and must receive the diagnostic, a
+//! definition and completions.
 //!
-//! `scripts/test.sh` installs Neovim and sets `MZK_REQUIRE_EDITORS=1`, so in CI
+//! `scripts/test.sh` installs both editors and sets `MZK_REQUIRE_EDITORS=1`, so in CI
 //! a missing editor fails the test instead of skipping it.
 
 use std::path::Path;
@@ -32,12 +33,18 @@ fn line_of(path: &Path, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("{needle} not in {}", path.display()))
 }
 
-#[test]
-fn neovim_receives_diagnostics_definition_and_completion() {
-    if !editor_available("nvim") {
-        return;
+/// Opens SupportDesk's transition_graph.yaml, with a misspelt agent, in an
+/// editor driven by `script` (`{script}` in `args` is its path), and checks
+/// what the editor received.
+fn editor_receives_diagnostics_definition_and_completion(
+    program: &str,
+    args: &[&str],
+    script: &str,
+) -> Option<Value> {
+    if !editor_available(program) {
+        return None;
     }
-    let dir = bundle_copy("editors", "SupportDesk", "nvim");
+    let dir = bundle_copy("editors", "SupportDesk", program);
     let graph = dir.join("transition_graph.yaml");
     let text = std::fs::read_to_string(&graph).unwrap();
     std::fs::write(
@@ -52,22 +59,15 @@ fn neovim_receives_diagnostics_definition_and_completion() {
     let typo_line = line_of(&graph, "ClasifierAgent");
     let source_line = line_of(&graph, "source_agent: IntakeAgent");
     let value_line = line_of(&graph, "condition_type: context_equals");
-    let out = dir.join("nvim.json");
+    let out = dir.join("editor.json");
+    let script = repo().join("tests/editors").join(script);
     let status = Command::new("timeout")
-        .args([
-            "120",
-            "nvim",
-            "--headless",
-            "--clean",
-            "-n",
-            "-i",
-            "NONE",
-            "-c",
-        ])
-        .arg(format!(
-            "luafile {}",
-            repo().join("tests/editors/nvim.lua").display()
-        ))
+        .arg("120")
+        .arg(program)
+        .args(
+            args.iter()
+                .map(|a| a.replace("{script}", &script.to_string_lossy())),
+        )
         .env("LSP_CMD", format!("{} lsp", env!("CARGO_BIN_EXE_mzk-e2e")))
         .env("TEST_FILE", &graph)
         .env("OUT", &out)
@@ -76,8 +76,8 @@ fn neovim_receives_diagnostics_definition_and_completion() {
         .env("COMP_LINE", value_line.to_string())
         .env("COMP_COL", "20")
         .status()
-        .expect("nvim runs");
-    assert!(status.success(), "nvim exited with {status}");
+        .expect("the editor runs");
+    assert!(status.success(), "{program} exited with {status}");
     let got: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
 
     assert_eq!(got["received"], true);
@@ -90,8 +90,6 @@ fn neovim_receives_diagnostics_definition_and_completion() {
     assert_eq!(typo["range"]["start"]["line"], typo_line);
     assert_eq!(typo["range"]["start"]["character"], 18);
     assert_eq!(typo["range"]["end"]["character"], 32);
-    // Neovim turned it into one of its own diagnostics.
-    assert!(got["editor_diagnostics"].as_u64().unwrap() >= 1, "{got}");
 
     let agents = dir.join("agents.yaml");
     assert!(
@@ -109,4 +107,40 @@ fn neovim_receives_diagnostics_definition_and_completion() {
         got["completion"],
         serde_json::json!(["context_equals", "context_expression", "tool_called"])
     );
+    Some(got)
+}
+
+#[test]
+fn neovim_receives_diagnostics_definition_and_completion() {
+    let got = editor_receives_diagnostics_definition_and_completion(
+        "nvim",
+        &[
+            "--headless",
+            "--clean",
+            "-n",
+            "-i",
+            "NONE",
+            "-c",
+            "luafile {script}",
+        ],
+        "nvim.lua",
+    );
+    // Neovim turned the diagnostic into one of its own.
+    if let Some(got) = got {
+        assert!(got["editor_diagnostics"].as_u64().unwrap() >= 1, "{got}");
+    }
+}
+
+#[test]
+fn emacs_eglot_receives_diagnostics_definition_and_completion() {
+    let got = editor_receives_diagnostics_definition_and_completion(
+        "emacs",
+        // Not `-Q`: Debian's site-start puts the elpa-eglot package on the load path.
+        &["--batch", "-l", "{script}"],
+        "eglot.el",
+    );
+    // Emacs sends `shutdown` with null params; the server must accept it.
+    if let Some(got) = got {
+        assert!(got["shutdown_error"].is_null(), "{got}");
+    }
 }

@@ -1,0 +1,45 @@
+;;; eglot.el --- drives `mzk lsp' from Emacs 28 + eglot in batch mode -*- lexical-binding: t -*-
+;; Opens TEST_FILE, waits for its diagnostics, asks for a definition and
+;; completions, shuts the server down, and writes what it received to OUT.
+;; env: LSP_CMD, TEST_FILE, OUT, DEF_LINE/DEF_COL, COMP_LINE/COMP_COL (0-based).
+(require 'eglot)
+(require 'json)
+(defvar mzk--diagnostics nil)
+(defvar mzk--cwd default-directory)
+(cl-defmethod eglot-handle-notification :before
+  (_server (_method (eql textDocument/publishDiagnostics)) &key uri diagnostics &allow-other-keys)
+  (when (string-suffix-p (file-name-nondirectory (getenv "TEST_FILE")) uri)
+    (setq mzk--diagnostics diagnostics)))
+(defun mzk--at (line col)
+  (list :textDocument (list :uri (eglot--path-to-uri (getenv "TEST_FILE")))
+        :position (list :line (string-to-number line) :character (string-to-number col))))
+(let* ((cmd (split-string (getenv "LSP_CMD")))
+       (deadline (+ (float-time) 30))
+       (out (expand-file-name (getenv "OUT") mzk--cwd))
+       definition completion shutdown-error)
+  (setq eglot-connect-timeout 30)
+  (find-file (getenv "TEST_FILE"))
+  (text-mode)
+  (eglot '(text-mode) (cons 'transient default-directory) 'eglot-lsp-server cmd "yaml")
+  (while (and (not mzk--diagnostics) (< (float-time) deadline))
+    (accept-process-output nil 0.05))
+  (let ((server (eglot-current-server)))
+    (setq definition
+          (jsonrpc-request server :textDocument/definition
+                           (mzk--at (getenv "DEF_LINE") (getenv "DEF_COL"))))
+    (setq completion
+          (jsonrpc-request server :textDocument/completion
+                           (mzk--at (getenv "COMP_LINE") (getenv "COMP_COL"))))
+    (setq shutdown-error
+          (condition-case e (progn (eglot-shutdown server nil 5) nil)
+            (error (format "%S" e)))))
+  (with-temp-file out
+    (insert (json-encode
+             (list :received (if mzk--diagnostics t :json-false)
+                   :diagnostics (or mzk--diagnostics [])
+                   :definition definition
+                   :completion (mapcar (lambda (item) (plist-get item :label))
+                                       (if (vectorp completion) completion
+                                         (plist-get completion :items)))
+                   :shutdown_error shutdown-error))))
+  (kill-emacs (if mzk--diagnostics 0 2)))
