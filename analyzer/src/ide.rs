@@ -455,19 +455,8 @@ pub fn rename(
     // narrow each edit to the name itself, as a whole word.
     let old = def.name.text.as_str();
     for e in &mut edits {
-        if let Some(f) = analysis.bundle.file(e.file) {
-            let raw = f
-                .text
-                .get(e.range.start as usize..e.range.end as usize)
-                .unwrap_or("");
-            if raw != old {
-                if let Some(at) = whole_word(raw, old) {
-                    e.range = TextRange::new(
-                        e.range.start + at as u32,
-                        e.range.start + (at + old.len()) as u32,
-                    );
-                }
-            }
+        if let Some(narrowed) = word_range(analysis, e.file, e.range, old) {
+            e.range = narrowed;
         }
     }
     edits.sort_by_key(|e| (e.file, e.range.start));
@@ -480,19 +469,30 @@ pub fn rename(
 /// diagnostic's range (which may also cover quotes or a `list[...]` wrapper).
 pub fn fix_edit(analysis: &Analysis, diagnostic: &Diagnostic) -> Option<TextEdit> {
     let fix = diagnostic.fix.as_ref()?;
-    let text = &analysis.bundle.file(diagnostic.file)?.text;
-    let raw = text.get(diagnostic.range.start as usize..diagnostic.range.end as usize)?;
-    let at = if raw == fix.original {
-        0
-    } else {
-        whole_word(raw, &fix.original)?
-    };
-    let start = diagnostic.range.start + at as u32;
     Some(TextEdit {
         file: diagnostic.file,
-        range: TextRange::new(start, start + fix.original.len() as u32),
+        range: word_range(analysis, diagnostic.file, diagnostic.range, &fix.original)?,
         new_text: fix.replacement.clone(),
     })
+}
+
+/// The range of `word` within `range` of a file: the range itself when it
+/// holds exactly the word, else the word's first whole-word occurrence in it.
+fn word_range(
+    analysis: &Analysis,
+    file: FileId,
+    range: TextRange,
+    word: &str,
+) -> Option<TextRange> {
+    let text = &analysis.bundle.file(file)?.text;
+    let raw = text.get(range.start as usize..range.end as usize)?;
+    let at = if raw == word {
+        0
+    } else {
+        whole_word(raw, word)?
+    };
+    let start = range.start + at as u32;
+    Some(TextRange::new(start, start + word.len() as u32))
 }
 
 fn whole_word(text: &str, word: &str) -> Option<usize> {
