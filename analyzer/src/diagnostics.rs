@@ -128,7 +128,12 @@ pub fn did_you_mean<'a>(
 
 /// Formats the suffix " (did you mean `x`?)" or nothing.
 pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    match did_you_mean(word, candidates) {
+    mean_hint(word, did_you_mean(word, candidates))
+}
+
+/// The suffix " (did you mean `best`?)" for a suggestion already found, or nothing.
+pub fn mean_hint(word: &str, best: Option<&str>) -> String {
+    match best {
         Some(best) if best != word => format!(" (did you mean `{best}`?)"),
         _ => String::new(),
     }

@@ -2,7 +2,7 @@
 //! workflow name matches its folder, failure_message_key names a string
 //! variable, and every variable a rule, agent view or task batch uses is declared.
 
-use crate::diagnostics::{did_you_mean, suggestion, Diagnostic};
+use crate::diagnostics::{did_you_mean, mean_hint, Diagnostic};
 use crate::model::{Bundle, ConditionType, Name};
 use crate::rules::Rule;
 
@@ -44,16 +44,19 @@ fn failure_message_key(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         return;
     };
     match bundle.variable(&key.text) {
-        None => out.push(Diagnostic::new(
+        None => {
+            let best = closest_variable(bundle, &key.text);
+            out.push(Diagnostic::new(
             Rule::FailureMessageKey,
             key.file,
             key.range,
             format!(
                 "failure_message_key `{}` is not declared in context_variables.yaml{}; declare it with `type: string`",
                 key.text,
-                suggestion(&key.text, bundle.variables.iter().map(|v| v.name.as_str()))
+                mean_hint(&key.text, best)
             ),
-        ).with_replacement(&key.text, did_you_mean(&key.text, bundle.variables.iter().map(|v| v.name.as_str())))),
+        ).with_replacement(&key.text, best));
+        }
         Some(var) => {
             let ty = var.declared_type.as_ref().map(|t| t.text.as_str());
             if ty != Some("string") {
@@ -75,10 +78,16 @@ fn failure_message_key(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The declared variable a misspelt name most likely meant.
+fn closest_variable<'b>(bundle: &'b Bundle, name: &str) -> Option<&'b str> {
+    did_you_mean(name, bundle.variables.iter().map(|v| v.name.as_str()))
+}
+
 fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic>) {
     if bundle.variable(&name.text).is_some() {
         return;
     }
+    let best = closest_variable(bundle, &name.text);
     out.push(Diagnostic::new(
         Rule::UndeclaredVariable,
         name.file,
@@ -86,9 +95,9 @@ fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic
         format!(
             "{what} `{}`, which context_variables.yaml does not declare{}; declare it under `definitions` or fix the name",
             name.text,
-            suggestion(&name.text, bundle.variables.iter().map(|v| v.name.as_str()))
+            mean_hint(&name.text, best)
         ),
-    ).with_replacement(&name.text, did_you_mean(&name.text, bundle.variables.iter().map(|v| v.name.as_str()))));
+    ).with_replacement(&name.text, best));
 }
 
 fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {

@@ -207,8 +207,7 @@ fn unresolved(symbols: &SymbolTable, r: &Reference, out: &mut Vec<Diagnostic>) {
     {
         " (`user` is the only name of the human in 0.2.0)".to_string()
     } else {
-        best.map(|b| format!(" (did you mean `{b}`?)"))
-            .unwrap_or_default()
+        crate::diagnostics::mean_hint(text, best)
     };
     let what = match r.site {
         RefSite::RuleTarget => "an agent, `user` or `terminate`",

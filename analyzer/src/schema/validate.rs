@@ -5,7 +5,7 @@
 use super::files::FileKind;
 use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::{Object, RuleContext};
-use crate::diagnostics::{did_you_mean, suggestion, Diagnostic, FileId};
+use crate::diagnostics::{did_you_mean, mean_hint, suggestion, Diagnostic, FileId};
 use crate::rules::Rule;
 use crate::syntax::{Node, NodeKind, ScalarStyle, TextRange, Value};
 
@@ -266,19 +266,17 @@ impl Validator<'_> {
             .push(Diagnostic::new(rule, self.file, range, message));
     }
 
-    /// Reports a misspelling of one of `candidates`, offering the closest as a fix.
-    fn report_misspelt<'c>(
+    /// Reports a misspelt `word`, offering `best` (the closest candidate) as a fix.
+    fn report_misspelt(
         &mut self,
         rule: Rule,
         range: TextRange,
         message: impl Into<String>,
         word: &str,
-        candidates: impl IntoIterator<Item = &'c str>,
+        best: Option<&str>,
     ) {
-        self.out.push(
-            Diagnostic::new(rule, self.file, range, message)
-                .with_replacement(word, did_you_mean(word, candidates)),
-        );
+        self.out
+            .push(Diagnostic::new(rule, self.file, range, message).with_replacement(word, best));
     }
 
     fn object(&mut self, node: &Node, shape: &'static Object, anchor: TextRange) -> Obj {
@@ -337,11 +335,14 @@ impl Validator<'_> {
                     message,
                     key,
                     // Renaming onto a key already present would only trade one error for another.
-                    shape
-                        .fields
-                        .iter()
-                        .map(|f| f.name)
-                        .filter(|n| !entries.iter().any(|e| e.key.as_str() == Some(n))),
+                    did_you_mean(
+                        key,
+                        shape
+                            .fields
+                            .iter()
+                            .map(|f| f.name)
+                            .filter(|n| !entries.iter().any(|e| e.key.as_str() == Some(n))),
+                    ),
                 );
                 continue;
             };
@@ -446,16 +447,17 @@ impl Validator<'_> {
                 match node.as_str() {
                     Some(s) if values.contains(&s) => item(Norm::Str(s.to_string())),
                     Some(s) => {
+                        let best = did_you_mean(s, values.iter().copied());
                         self.report_misspelt(
                             Rule::InvalidEnumValue,
                             range,
                             format!(
                                 "`{name}` must be one of {}, not `{s}`{} (values are case-sensitive)",
                                 one_of(values),
-                                suggestion(s, values.iter().copied())
+                                mean_hint(s, best)
                             ),
                             s,
-                            values.iter().copied(),
+                            best,
                         );
                         None
                     }
@@ -521,16 +523,19 @@ impl Validator<'_> {
                     item(Norm::Str(text))
                 } else {
                     // Retired values get an explanation instead of a spelling fix.
-                    let (legacy, candidates): (String, &[&str]) = match (name, text.as_str()) {
+                    let (legacy, best) = match (name, text.as_str()) {
                         ("condition_type", "expression" | "llm" | "string_llm") => (
                             " (LLM and free-text routing were removed in 0.2.0: route on a context variable with context_equals/context_expression, or on tool_called)".to_string(),
-                            &[],
+                            None,
                         ),
                         ("workflow_primitive", "composer_reply" | "run_status_banner" | "agent_status_feed" | "awaiting_reply_banner") => (
                             " (this id belongs to the chat shell and cannot be used by a workflow tool)".to_string(),
-                            &[],
+                            None,
                         ),
-                        _ => (suggestion(&text, values.iter().copied()), values),
+                        _ => {
+                            let best = did_you_mean(&text, values.iter().copied());
+                            (mean_hint(&text, best), best)
+                        }
                     };
                     self.report_misspelt(
                         Rule::InvalidEnumValue,
@@ -540,7 +545,7 @@ impl Validator<'_> {
                             one_of(values)
                         ),
                         &text,
-                        candidates.iter().copied(),
+                        best,
                     );
                     None
                 }
