@@ -34,13 +34,67 @@ pub struct Related {
     pub message: String,
 }
 
-/// A correction safe to apply without asking: within the diagnostic's range,
-/// replace the whole word `original` with `replacement` (a misspelt name with
-/// the one it almost certainly meant).
+/// Whether a fix may be applied without the author looking at it, as ruff
+/// distinguishes them: `mzk check --fix` and `source.fixAll.mzk` apply only
+/// safe fixes; unsafe ones are offered as quick fixes, or applied by
+/// `mzk check --fix --unsafe-fixes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Applicability {
+    /// Keeps everything the author wrote and only completes or corrects it.
+    Safe,
+    /// Deletes what the author wrote, or chooses behaviour for them.
+    Unsafe,
+}
+
+/// A correction a diagnostic offers, as intent; `ide::fixes` turns it into
+/// text edits against the bundle's current text.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fix {
-    pub original: String,
-    pub replacement: String,
+pub enum Fix {
+    /// Within the diagnostic's range, replace the whole word `original` with
+    /// `replacement` (a misspelt name with the one it almost certainly meant).
+    ReplaceWord {
+        original: String,
+        replacement: String,
+    },
+    /// Delete the mapping entry written from `range.start` (its key) to
+    /// `range.end` (the end of its value), with its whole lines.
+    RemoveEntry { key: String, range: TextRange },
+    /// Declare `name` under `definitions` in context_variables.yaml with a
+    /// stub of declared type `ty` (one of the canonical type names).
+    DeclareVariable {
+        name: String,
+        ty: &'static str,
+        description: String,
+    },
+    /// Add an `after_turn` rule from `source` back to the user after the
+    /// source's last rule in transition_graph.yaml.
+    AddFallback { source: String },
+}
+
+impl Fix {
+    pub fn applicability(&self) -> Applicability {
+        match self {
+            Fix::ReplaceWord { .. } | Fix::DeclareVariable { .. } => Applicability::Safe,
+            Fix::RemoveEntry { .. } | Fix::AddFallback { .. } => Applicability::Unsafe,
+        }
+    }
+
+    /// The code action's title.
+    pub fn title(&self) -> String {
+        match self {
+            Fix::ReplaceWord {
+                original,
+                replacement,
+            } => format!("Replace `{original}` with `{replacement}`"),
+            Fix::RemoveEntry { key, .. } => format!("Remove the key `{key}`"),
+            Fix::DeclareVariable { name, ty, .. } => {
+                format!("Declare `{name}` (type {ty}) in context_variables.yaml")
+            }
+            Fix::AddFallback { source } => {
+                format!("Add an after_turn fallback from `{source}` back to the user")
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +105,8 @@ pub struct Diagnostic {
     pub range: TextRange,
     pub message: String,
     pub related: Vec<Related>,
-    pub fix: Option<Fix>,
+    /// The corrections offered, most likely first.
+    pub fixes: Vec<Fix>,
 }
 
 impl Diagnostic {
@@ -63,18 +118,23 @@ impl Diagnostic {
             range,
             message: message.into(),
             related: Vec::new(),
-            fix: None,
+            fixes: Vec::new(),
         }
     }
 
     /// Offers replacing the misspelt `original` with `replacement`, when there is one.
     pub fn with_replacement(mut self, original: &str, replacement: Option<&str>) -> Self {
-        self.fix = replacement
-            .filter(|r| *r != original)
-            .map(|replacement| Fix {
+        if let Some(replacement) = replacement.filter(|r| *r != original) {
+            self.fixes.push(Fix::ReplaceWord {
                 original: original.to_string(),
                 replacement: replacement.to_string(),
             });
+        }
+        self
+    }
+
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fixes.push(fix);
         self
     }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::analysis::FileSystem;
-use mzk_analyzer::diagnostics::{FileId, Severity};
+use mzk_analyzer::diagnostics::{Applicability, FileId, Severity};
 use mzk_analyzer::graph::{mermaid, TransitionGraph};
 use mzk_analyzer::syntax::{ColumnUnit, LineCol, TextRange};
 use mzk_analyzer::{analyze_bundle, discover_bundles, ide, Analysis, RealFs};
@@ -798,62 +798,78 @@ impl LanguageServer for Backend {
                 .as_ref()
                 .is_none_or(|only| only.iter().any(|o| kind.as_str().starts_with(o.as_str())))
         };
-        let edit_of = |edits: Vec<TextEdit>| WorkspaceEdit {
-            changes: Some(HashMap::from([(uri.clone(), edits)])),
-            ..WorkspaceEdit::default()
+        let workspace_edit = |edits: &[ide::TextEdit]| {
+            let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+            for e in edits {
+                let Some(target_uri) = file_uri(&analysis, e.file) else {
+                    continue;
+                };
+                changes.entry(target_uri).or_default().push(TextEdit::new(
+                    to_range(&analysis, e.file, e.range, unit),
+                    e.new_text.clone(),
+                ));
+            }
+            WorkspaceEdit {
+                changes: Some(changes),
+                ..WorkspaceEdit::default()
+            }
         };
         let fixable: Vec<_> = guarded("codeAction", || {
             analysis
                 .diagnostics
                 .iter()
                 .filter(|d| d.file == file)
-                .filter_map(|d| Some((d, ide::fix_edit(&analysis, d)?)))
+                .map(|d| (d, ide::fixes(&analysis, d)))
+                .filter(|(_, fixes)| !fixes.is_empty())
                 .collect()
         })?;
         let mut actions = Vec::new();
         if wants(&CodeActionKind::QUICKFIX) {
-            for (d, fix) in &fixable {
+            for (d, fixes) in &fixable {
                 let diagnostic = to_lsp_diagnostic(&analysis, d, unit);
                 let range = diagnostic.range;
                 let touches = range.start <= params.range.end && params.range.start <= range.end;
                 if !touches {
                     continue;
                 }
-                let original = d.fix.as_ref().map_or("", |f| f.original.as_str());
-                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: format!("Replace `{original}` with `{}`", fix.new_text),
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![diagnostic]),
-                    edit: Some(edit_of(vec![TextEdit::new(
-                        to_range(&analysis, file, fix.range, unit),
-                        fix.new_text.clone(),
-                    )])),
-                    is_preferred: Some(true),
-                    ..CodeAction::default()
-                }));
+                for (i, fix) in fixes.iter().enumerate() {
+                    let safe = fix.applicability == Applicability::Safe;
+                    actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                        title: if safe {
+                            fix.title.clone()
+                        } else {
+                            format!("{} (review the change)", fix.title)
+                        },
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        diagnostics: Some(vec![diagnostic.clone()]),
+                        edit: Some(workspace_edit(&fix.edits)),
+                        is_preferred: Some(i == 0 && safe),
+                        ..CodeAction::default()
+                    }));
+                }
             }
         }
         let fix_all = CodeActionKind::new(FIX_ALL);
-        if !fixable.is_empty() && wants(&fix_all) {
-            // Two diagnostics can offer the same fix (one name, two rules):
-            // apply each range once.
-            let mut ranges = HashSet::new();
-            let edits: Vec<TextEdit> = fixable
+        if wants(&fix_all) {
+            // The first safe fix of each diagnostic, each edit once, never
+            // two that overlap (the same choice as `mzk check --fix`).
+            let chosen: Vec<&ide::FileFix> = fixable
                 .iter()
-                .filter(|(_, fix)| ranges.insert((fix.range.start, fix.range.end)))
-                .map(|(_, fix)| {
-                    TextEdit::new(
-                        to_range(&analysis, file, fix.range, unit),
-                        fix.new_text.clone(),
-                    )
+                .filter_map(|(_, fixes)| {
+                    fixes
+                        .iter()
+                        .find(|f| f.applicability == Applicability::Safe)
                 })
                 .collect();
-            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("Fix all {} misspellings mzk can fix", edits.len()),
-                kind: Some(fix_all),
-                edit: Some(edit_of(edits)),
-                ..CodeAction::default()
-            }));
+            let edits = ide::non_overlapping(chosen.iter().flat_map(|f| f.edits.iter().cloned()));
+            if !edits.is_empty() {
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!("Apply all {} safe fixes mzk offers", chosen.len()),
+                    kind: Some(fix_all),
+                    edit: Some(workspace_edit(&edits)),
+                    ..CodeAction::default()
+                }));
+            }
         }
         Ok(Some(actions))
     }

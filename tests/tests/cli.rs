@@ -72,7 +72,7 @@ fn json_output_has_the_documented_shape() {
     let out = mzk(&["check", "--output-format", "json"], &root);
     assert_eq!(out.status.code(), Some(1));
     let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(json["version"], 1);
+    assert_eq!(json["version"], 2);
     let summary = &json["summary"];
     assert_eq!(summary["bundles"], 1);
     assert_eq!(summary["files"], 7);
@@ -106,7 +106,7 @@ fn json_output_has_the_documented_shape() {
         let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["code", "fix", "message", "name", "path", "range", "related", "severity"]
+            ["code", "fixes", "message", "name", "path", "range", "related", "severity"]
         );
     }
 }
@@ -268,7 +268,7 @@ fn fix_writes_the_sure_fixes_and_reports_what_remains() {
     assert_ne!(broken, original);
     std::fs::write(&graph, &broken).unwrap();
 
-    // JSON names each fix with its range and replacement.
+    // JSON names each fix with its title, applicability and edits.
     let json: Value = serde_json::from_str(&stdout(&mzk(
         &["check", "--output-format", "json", "."],
         &dir,
@@ -278,14 +278,20 @@ fn fix_writes_the_sure_fixes_and_reports_what_remains() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|d| !d["fix"].is_null())
-        .map(|d| (d["code"].as_str().unwrap(), &d["fix"]))
+        .filter_map(|d| Some((d["code"].as_str().unwrap(), d["fixes"].get(0)?)))
         .collect();
     assert_eq!(fixes.len(), 2, "{fixes:?}");
     assert_eq!(fixes[0].0, "MZ201");
-    assert_eq!(fixes[0].1["replacement"], "ClassifierAgent");
-    assert_eq!(fixes[0].1["range"]["start"]["line"], 4);
-    assert_eq!(fixes[0].1["range"]["start"]["column"], 19);
+    assert_eq!(
+        fixes[0].1["title"],
+        "Replace `ClasifierAgent` with `ClassifierAgent`"
+    );
+    assert_eq!(fixes[0].1["applicability"], "safe");
+    let edit = &fixes[0].1["edits"][0];
+    assert_eq!(edit["path"], "transition_graph.yaml");
+    assert_eq!(edit["new_text"], "ClassifierAgent");
+    assert_eq!(edit["range"]["start"]["line"], 4);
+    assert_eq!(edit["range"]["start"]["column"], 19);
 
     let out = mzk(&["check", "--fix", "--output-format", "concise", "."], &dir);
     let stderr = String::from_utf8(out.stderr.clone()).unwrap();
@@ -298,6 +304,62 @@ fn fix_writes_the_sure_fixes_and_reports_what_remains() {
         std::fs::read_to_string(&graph).unwrap(),
         original.replacen("target_agent: ReplyAgent", "target_agent: Zebra", 1)
     );
+}
+
+#[test]
+fn unsafe_fixes_apply_only_when_asked() {
+    let dir = bundle_copy("cli", "SupportDesk", "unsafe-fixes");
+    let graph = dir.join("transition_graph.yaml");
+    let original = std::fs::read_to_string(&graph).unwrap();
+    let fallback = "  - source_agent: IntakeAgent\n    target_agent: user\n    transition_type: after_turn\n    transition_target: RevertToUserTarget\n";
+    let broken = original.replacen(fallback, "", 1).replacen(
+        "    condition_value: true\n",
+        "    condition_value: true\n    weight: 3\n",
+        1,
+    );
+    std::fs::write(&graph, &broken).unwrap();
+
+    // Safe only: nothing to do, and the full report says how to apply them.
+    let out = mzk(&["check", "--fix", "--no-color", "."], &dir);
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(stderr.contains("fixed 0 problems in 0 files"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&graph).unwrap(), broken);
+    let report = stdout(&out);
+    assert!(
+        report.contains(
+            "Remove the key `weight` (`mzk check --fix --unsafe-fixes` does it; review the change)"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("Add an after_turn fallback from `IntakeAgent` back to the user"),
+        "{report}"
+    );
+
+    let out = mzk(
+        &["check", "--fix", "--unsafe-fixes", "--no-color", "."],
+        &dir,
+    );
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(stderr.contains("fixed 2 problems in 1 file"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&graph).unwrap(), original);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // SARIF carries the same fixes for code-scanning UIs.
+    std::fs::write(&graph, &broken).unwrap();
+    let sarif: Value = serde_json::from_str(&stdout(&mzk(
+        &["check", "--output-format", "sarif", "."],
+        &dir,
+    )))
+    .unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let removal = results
+        .iter()
+        .find(|r| r["ruleId"] == "MZ101")
+        .expect("MZ101 result");
+    let change = &removal["fixes"][0]["artifactChanges"][0];
+    assert_eq!(change["artifactLocation"]["uri"], "transition_graph.yaml");
+    assert_eq!(change["replacements"][0]["insertedContent"]["text"], "");
 }
 
 #[test]

@@ -22,6 +22,16 @@ struct Client {
 }
 
 impl Client {
+    /// `shutdown` then `exit`; the server task must end promptly.
+    async fn stop(mut self, server: tokio::task::JoinHandle<()>) {
+        let _ = self.request("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null).await;
+        tokio::time::timeout(Duration::from_secs(5), server)
+            .await
+            .expect("the server exits")
+            .unwrap();
+    }
+
     async fn start(encodings: &[&str]) -> (Client, tokio::task::JoinHandle<()>, Value) {
         Client::start_with(json!({"capabilities": {"general": {"positionEncodings": encodings}}, "processId": null, "rootUri": null})).await
     }
@@ -309,12 +319,104 @@ async fn diagnostics_follow_edits_and_navigation_crosses_files() {
         "{text}"
     );
 
-    let _ = client.request("shutdown", Value::Null).await;
-    client.notify("exit", Value::Null).await;
-    tokio::time::timeout(Duration::from_secs(5), server)
-        .await
-        .expect("the server exits")
+    client.stop(server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_fixes_edit_other_files_and_fix_all_stays_safe() {
+    let dir = bundle_copy("lsp", "SupportDesk", "cross-file-fixes");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let variables_uri = uri(&dir.join("context_variables.yaml"));
+    let original = std::fs::read_to_string(&graph).unwrap();
+    // An undeclared routing flag, and a key no field is close to.
+    let broken = original
+        .replacen(
+            "condition_key: ticket_captured",
+            "condition_key: vip_customer",
+            1,
+        )
+        .replacen(
+            "    condition_value: true\n",
+            "    condition_value: true\n    weight: 3\n",
+            1,
+        );
+    let (mut client, server, _) = Client::start(&["utf-16"]).await;
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": broken}}))
+        .await;
+    let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
+    let undeclared = diagnostics
+        .iter()
+        .find(|d| d["code"] == "MZ121")
+        .expect("the undeclared variable is reported")
+        .clone();
+    let line = undeclared["range"]["start"]["line"].clone();
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": graph_uri},
+                   "range": {"start": {"line": line, "character": 20}, "end": {"line": line, "character": 20}},
+                   "context": {"diagnostics": [undeclared], "only": ["quickfix"]}}),
+        )
+        .await;
+    let declare = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Declare `vip_customer` (type boolean) in context_variables.yaml")
+        .unwrap_or_else(|| panic!("{actions:?}"));
+    assert_eq!(
+        declare["isPreferred"], true,
+        "no name is close: the declaration is the preferred fix"
+    );
+    let changes = declare["edit"]["changes"].as_object().unwrap();
+    assert_eq!(changes.keys().collect::<Vec<_>>(), [&variables_uri]);
+    let inserted = changes[&variables_uri][0]["newText"].as_str().unwrap();
+    assert!(
+        inserted.starts_with("  vip_customer:\n    type: boolean\n"),
+        "{inserted}"
+    );
+
+    // The removal is offered as a quick fix but is not safe: fix-all leaves
+    // it out and applies only the declaration.
+    let weight_line = broken
+        .lines()
+        .position(|l| l.contains("weight: 3"))
         .unwrap();
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": graph_uri},
+                   "range": {"start": {"line": weight_line, "character": 5}, "end": {"line": weight_line, "character": 5}},
+                   "context": {"diagnostics": [], "only": ["quickfix"]}}),
+        )
+        .await;
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles.contains(&"Remove the key `weight` (review the change)"),
+        "{titles:?}"
+    );
+    let fix_all = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": graph_uri},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    let changes = fix_all[0]["edit"]["changes"].as_object().unwrap();
+    assert_eq!(
+        changes.keys().collect::<Vec<_>>(),
+        [&variables_uri],
+        "{fix_all:?}"
+    );
+    client.stop(server).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -693,10 +795,5 @@ async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
         .any(|l| l["command"]["command"] == "mzk.runFromAgent"
             && l["command"]["arguments"][1] == "ClassifierAgent"));
 
-    client.request("shutdown", Value::Null).await;
-    client.notify("exit", Value::Null).await;
-    tokio::time::timeout(Duration::from_secs(5), server)
-        .await
-        .expect("the server exits")
-        .unwrap();
+    client.stop(server).await;
 }

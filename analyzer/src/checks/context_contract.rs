@@ -2,9 +2,10 @@
 //! workflow name matches its folder, failure_message_key names a string
 //! variable, and every variable a rule, agent view or task batch uses is declared.
 
-use crate::diagnostics::{did_you_mean, mean_hint, Diagnostic};
+use crate::diagnostics::{did_you_mean, mean_hint, Diagnostic, Fix};
 use crate::model::{Bundle, ConditionType, Name};
 use crate::rules::Rule;
+use crate::syntax::Value;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     workflow_name(bundle, out);
@@ -83,11 +84,20 @@ fn closest_variable<'b>(bundle: &'b Bundle, name: &str) -> Option<&'b str> {
     did_you_mean(name, bundle.variables.iter().map(|v| v.name.as_str()))
 }
 
-fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic>) {
+/// Reports a use of an undeclared variable, offering the closest declared
+/// name and a declaration typed `ty` (what the use implies).
+fn undeclared(
+    bundle: &Bundle,
+    name: &Name,
+    what: &str,
+    ty: &'static str,
+    out: &mut Vec<Diagnostic>,
+) {
     if bundle.variable(&name.text).is_some() {
         return;
     }
     let best = closest_variable(bundle, &name.text);
+    let description = format!("Stub declared by mzk: {what} it; say what it holds.");
     out.push(Diagnostic::new(
         Rule::UndeclaredVariable,
         name.file,
@@ -97,7 +107,12 @@ fn undeclared(bundle: &Bundle, name: &Name, what: &str, out: &mut Vec<Diagnostic
             name.text,
             mean_hint(&name.text, best)
         ),
-    ).with_replacement(&name.text, best));
+    ).with_replacement(&name.text, best)
+    .with_fix(Fix::DeclareVariable {
+        name: name.text.clone(),
+        ty,
+        description,
+    }));
 }
 
 fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
@@ -107,6 +122,7 @@ fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 bundle,
                 variable,
                 &format!("the view of agent `{}` lists", view.agent.text),
+                "any",
                 out,
             );
         }
@@ -116,12 +132,23 @@ fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         match rule.condition_type {
             Some(ConditionType::ContextEquals) => {
                 if let Some(key) = &rule.condition_key {
-                    undeclared(bundle, key, &what, out);
+                    // The compared value says what the variable holds.
+                    let ty = match rule.condition_value.as_ref().and_then(|v| v.as_scalar()) {
+                        Some(s) => match s.value {
+                            Value::Bool(_) => "boolean",
+                            Value::Int(_) | Value::BigInt(_) => "integer",
+                            Value::Float(_) => "number",
+                            Value::Str(_) => "string",
+                            _ => "any",
+                        },
+                        None => "any",
+                    };
+                    undeclared(bundle, key, &what, ty, out);
                 }
             }
             Some(ConditionType::ContextExpression) => {
                 for reference in &rule.expression_refs {
-                    undeclared(bundle, reference, &what, out);
+                    undeclared(bundle, reference, &what, "any", out);
                 }
             }
             _ => {}
@@ -130,21 +157,21 @@ fn declared_references(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for batch in &bundle.task_batches {
         let writes = format!("task batch `{}` writes", batch.id.text);
         let reads = format!("task batch `{}` reads", batch.id.text);
-        for key in [&batch.result_context_key, &batch.result_status_key]
-            .into_iter()
-            .flatten()
-        {
-            undeclared(bundle, key, &writes, out);
+        if let Some(key) = &batch.result_context_key {
+            undeclared(bundle, key, &writes, "object", out);
+        }
+        if let Some(key) = &batch.result_status_key {
+            undeclared(bundle, key, &writes, "string", out);
         }
         if let Some(recovery) = &batch.recovery {
             for key in [&recovery.outcome_key, &recovery.status_key]
                 .into_iter()
                 .flatten()
             {
-                undeclared(bundle, key, &writes, out);
+                undeclared(bundle, key, &writes, "string", out);
             }
             for key in recovery.request_key.iter().chain(&recovery.input_keys) {
-                undeclared(bundle, key, &reads, out);
+                undeclared(bundle, key, &reads, "any", out);
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use petgraph::graph::NodeIndex;
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Fix};
 use crate::graph::{Node, TransitionGraph};
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
@@ -61,7 +61,10 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                         "agent `{}` has no outgoing rule: after its first turn the run fails with no_transition_matched; add a rule (an after_turn fallback at least)",
                         agent.name.text
                     ),
-                ),
+                )
+                .with_fix(Fix::AddFallback {
+                    source: agent.name.text.clone(),
+                }),
                 node,
             ));
             continue;
@@ -298,5 +301,5 @@ fn uncovered(bundle: &Bundle, source: &str, rules: &[&TransitionRule]) -> Option
             missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(" or "),
             if missing.len() == 1 { "it" } else { "them" }
         ),
-    ))
+    ).with_fix(Fix::AddFallback { source: source.to_string() }))
 }

@@ -2,7 +2,7 @@
 //! middleware names resolves, the function exists at module level, and its
 //! signature can take the call mozaiks 0.2.0 makes (bundle-format §17).
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Diagnostic, Fix};
 use crate::model::python::{Binding, BindingOwner, BindingTarget};
 use crate::model::{Bundle, Name};
 use crate::rules::Rule;
@@ -383,7 +383,14 @@ fn undeclared_writes(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 format!(
                     "this writes the context variable `{key}`, which context_variables.yaml does not declare; the write is refused at run time (context_authority.unknown_key) — declare it"
                 ),
-            ));
+            ).with_fix(Fix::DeclareVariable {
+                name: key.clone(),
+                ty: "any",
+                description: format!(
+                    "Stub declared by mzk: {} writes it; say what it holds.",
+                    bundle.file(file.file).map_or("a tool file", |f| f.relative.as_str())
+                ),
+            }));
         }
     }
 }

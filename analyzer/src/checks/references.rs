@@ -1,7 +1,7 @@
 //! MZ2xx: references that resolve to nothing, reserved names used as
 //! definitions, duplicate tool names and unused definitions.
 
-use crate::diagnostics::{did_you_mean, Diagnostic};
+use crate::diagnostics::{did_you_mean, Diagnostic, Fix};
 use crate::model::symbols::{RefSite, Reference, Resolution, SymbolKind, SymbolTable};
 use crate::model::{Bundle, Name};
 use crate::rules::Rule;
@@ -226,6 +226,13 @@ fn unresolved(symbols: &SymbolTable, r: &Reference, out: &mut Vec<Diagnostic>) {
         format!("`{text}` is not {what}{hint}: {consequence}"),
     )
     .with_replacement(text, best);
+    if r.kind == SymbolKind::Variable {
+        d = d.with_fix(Fix::DeclareVariable {
+            name: text.to_string(),
+            ty: "string",
+            description: "Names the task model the batch validates tasks with.".into(),
+        });
+    }
     if let Some(best) = best.and_then(|b| candidates.iter().find(|n| n.text == b)) {
         d = d.with_related(
             best.file,

@@ -5,9 +5,9 @@
 use super::files::FileKind;
 use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::{Object, RuleContext};
-use crate::diagnostics::{did_you_mean, mean_hint, suggestion, Diagnostic, FileId};
+use crate::diagnostics::{did_you_mean, mean_hint, suggestion, Diagnostic, FileId, Fix};
 use crate::rules::Rule;
-use crate::syntax::{Node, NodeKind, ScalarStyle, TextRange, Value};
+use crate::syntax::{Entry, Node, NodeKind, ScalarStyle, TextRange, Value};
 
 /// A normalised value.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +230,16 @@ struct Validator<'a> {
     out: &'a mut Vec<Diagnostic>,
 }
 
+/// The fix deleting a mapping entry, key to end of value.
+fn remove_entry(key: &str, entry: &Entry) -> Fix {
+    Fix::RemoveEntry {
+        key: key.to_string(),
+        range: entry.key.range.cover(TextRange::empty(
+            entry.value.range.end.max(entry.key.range.end),
+        )),
+    }
+}
+
 /// Describes a node for a message: its YAML type and, for scalars, its text.
 fn describe(node: &Node) -> String {
     match &node.kind {
@@ -315,7 +325,8 @@ impl Validator<'_> {
                 continue;
             }
             let Some(field) = shape.field(key) else {
-                let message = match shape.legacy.iter().find(|(k, _)| *k == key) {
+                let legacy = shape.legacy.iter().find(|(k, _)| *k == key);
+                let message = match legacy {
                     Some((_, hint)) => format!("`{key}` is not part of {}: {hint}", shape.name),
                     None => format!(
                         "unknown key `{key}` in {}{}; remove it (allowed keys: {})",
@@ -329,21 +340,23 @@ impl Validator<'_> {
                             .join(", ")
                     ),
                 };
-                self.report_misspelt(
-                    Rule::UnknownKey,
-                    entry.key.range,
-                    message,
+                // Renaming onto a key already present would only trade one error for another.
+                let best = did_you_mean(
                     key,
-                    // Renaming onto a key already present would only trade one error for another.
-                    did_you_mean(
-                        key,
-                        shape
-                            .fields
-                            .iter()
-                            .map(|f| f.name)
-                            .filter(|n| !entries.iter().any(|e| e.key.as_str() == Some(n))),
-                    ),
+                    shape
+                        .fields
+                        .iter()
+                        .map(|f| f.name)
+                        .filter(|n| !entries.iter().any(|e| e.key.as_str() == Some(n))),
                 );
+                let mut d = Diagnostic::new(Rule::UnknownKey, self.file, entry.key.range, message)
+                    .with_replacement(key, best);
+                // Removal only when nothing better is known and the mapping
+                // keeps other entries (an emptied mapping reads as null).
+                if best.is_none() && legacy.is_none() && entries.len() > 1 {
+                    d = d.with_fix(remove_entry(key, entry));
+                }
+                self.out.push(d);
                 continue;
             };
             if field.alias.is_some() {
@@ -363,8 +376,9 @@ impl Validator<'_> {
                                 .map_or(entry.key.range, |e| e.key.range)
                         };
                         seen_alias_and_name = Some(range);
-                        self.report(
+                        let mut d = Diagnostic::new(
                             Rule::UnknownKey,
+                            self.file,
                             range,
                             format!(
                                 "`{}` and `{}` are the same field; write only `{}`",
@@ -373,6 +387,12 @@ impl Validator<'_> {
                                 field.alias.unwrap_or_default()
                             ),
                         );
+                        if let Some(named) =
+                            entries.iter().find(|e| e.key.as_str() == Some(field.name))
+                        {
+                            d = d.with_fix(remove_entry(field.name, named));
+                        }
+                        self.out.push(d);
                     }
                     continue;
                 }

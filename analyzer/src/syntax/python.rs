@@ -32,6 +32,8 @@ pub struct Function {
     pub name_range: TextRange,
     pub is_async: bool,
     pub params: Vec<Param>,
+    /// The docstring, cleaned as `inspect.cleandoc` does.
+    pub docstring: Option<String>,
 }
 
 impl Function {
@@ -49,6 +51,8 @@ impl Function {
 pub struct Module {
     /// Every module-level `def`, by name.
     pub defined: Vec<(String, TextRange)>,
+    /// The docstring of each `defined` function, in the same order.
+    pub docstrings: Vec<Option<String>>,
     /// The signatures of the functions asked for (see [`parse`]).
     pub functions: Vec<Function>,
     /// Names bound by `import` / `from … import` (the name as bound).
@@ -90,7 +94,7 @@ pub fn parse(src: &str, wanted: &[&str]) -> Module {
     // Enclosing block headers: (indent, transparent). Definitions inside
     // module-level `if`/`try`/`with` blocks are still module attributes.
     let mut blocks: Vec<(usize, bool)> = Vec::new();
-    for line in &lines {
+    for (index, line) in lines.iter().enumerate() {
         while blocks
             .last()
             .is_some_and(|(indent, _)| *indent >= line.indent)
@@ -122,6 +126,12 @@ pub fn parse(src: &str, wanted: &[&str]) -> Module {
                         name.to_string(),
                         TextRange::new(start, start + name.len() as u32),
                     ));
+                    let body = lines
+                        .get(index + 1)
+                        .filter(|next| opens_block && next.indent > line.indent);
+                    module
+                        .docstrings
+                        .push(body.and_then(|next| docstring(&src[next.start..next.end])));
                     defs.push((line, opens_block));
                 }
             }
@@ -199,6 +209,11 @@ pub fn parse(src: &str, wanted: &[&str]) -> Module {
     }
     for mut f in parsed.functions {
         f.name_range = shift(f.name_range);
+        f.docstring = module
+            .defined
+            .iter()
+            .rposition(|(_, r)| *r == f.name_range)
+            .and_then(|i| module.docstrings[i].clone());
         for p in &mut f.params {
             p.range = shift(p.range);
         }
@@ -208,6 +223,39 @@ pub fn parse(src: &str, wanted: &[&str]) -> Module {
         .imported
         .extend(parsed.imported.into_iter().map(|(n, r)| (n, shift(r))));
     module
+}
+
+/// The text of a logical line that is only a string literal, cleaned as
+/// `inspect.cleandoc` cleans a docstring (escapes are shown as written).
+fn docstring(line: &str) -> Option<String> {
+    let body = line.strip_prefix(['r', 'R', 'u', 'U']).unwrap_or(line);
+    let inner = ["\"\"\"", "'''", "\"", "'"].iter().find_map(|quote| {
+        body.strip_prefix(quote)?
+            .strip_suffix(quote)
+            .filter(|_| body.len() >= 2 * quote.len())
+    })?;
+    let mut lines = inner.lines();
+    let first = lines.next().unwrap_or("").trim();
+    let rest: Vec<&str> = lines.collect();
+    let indent = rest
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut cleaned: Vec<&str> = std::iter::once(first)
+        .chain(
+            rest.iter()
+                .map(|l| l.get(indent..).unwrap_or("").trim_end()),
+        )
+        .collect();
+    while cleaned.first().is_some_and(|l| l.is_empty()) {
+        cleaned.remove(0);
+    }
+    while cleaned.last().is_some_and(|l| l.is_empty()) {
+        cleaned.pop();
+    }
+    (!cleaned.is_empty()).then(|| cleaned.join("\n"))
 }
 
 /// The name after `def` / `async def`, and its offset in the line.
@@ -551,6 +599,7 @@ fn function(node: Node<'_>, src: &str) -> Option<Function> {
         name_range: range(name),
         is_async,
         params,
+        docstring: None,
     })
 }
 
@@ -576,6 +625,20 @@ fn collect_errors(root: Node<'_>, out: &mut Vec<TextRange>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docstrings_are_read_and_cleaned() {
+        let src = "def a(x):\n    \"\"\"Look up a plan.\n\n    Args:\n        x: the id\n    \"\"\"\n    return x\n\nasync def b():\n    'One line.'\n\ndef c():\n    return 1\n\ndef d(): pass\n";
+        let module = parse(src, &["a", "b", "c", "d"]);
+        let doc = |name: &str| module.function(name).unwrap().docstring.clone();
+        assert_eq!(
+            doc("a").as_deref(),
+            Some("Look up a plan.\n\nArgs:\n    x: the id")
+        );
+        assert_eq!(doc("b").as_deref(), Some("One line."));
+        assert_eq!(doc("c"), None);
+        assert_eq!(doc("d"), None);
+    }
 
     #[test]
     fn functions_and_parameter_kinds() {

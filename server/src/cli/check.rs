@@ -20,9 +20,12 @@ pub struct CheckArgs {
     /// Never colour the output (colour is used only when stdout is a terminal and NO_COLOR is unset).
     #[arg(long)]
     no_color: bool,
-    /// Apply the fixes mzk is sure of (misspelt names, keys and enum values) to the files, then report what remains.
+    /// Apply the safe fixes (misspelt names, keys and enum values; declarations of undeclared variables) to the files, then report what remains.
     #[arg(long)]
     fix: bool,
+    /// With --fix, also apply the unsafe fixes: removing unknown keys, adding after_turn fallbacks to the user.
+    #[arg(long, requires = "fix")]
+    unsafe_fixes: bool,
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -56,8 +59,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     let mut analyses: Vec<Analysis> = analyze_bundles(&RealFs, &bundles);
     if args.fix {
-        let fixed = fix::apply(&analyses);
-        if fixed.edits > 0 {
+        // A pass leaves out edits that collide with another; the next pass,
+        // on a fresh analysis, picks them up. The bound stops a fix that
+        // would keep re-offering itself.
+        let mut fixed = fix::Fixed::default();
+        for _ in 0..fix::MAX_PASSES {
+            if fix::apply(&analyses, args.unsafe_fixes, &mut fixed) == 0 {
+                break;
+            }
             analyses = analyze_bundles(&RealFs, &bundles);
         }
         eprintln!("{fixed}");

@@ -1,17 +1,21 @@
 //! `mzk check --fix`: writes the fixes the analyzer is sure of back to disk.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
-use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::diagnostics::{Applicability, FileId};
 use mzk_analyzer::{ide, Analysis};
+
+/// How many times `mzk check --fix` applies fixes and analyses again at most.
+pub const MAX_PASSES: usize = 10;
 
 /// What `apply` did.
 #[derive(Debug, Default)]
 pub struct Fixed {
     pub edits: usize,
-    pub files: usize,
+    /// The files written, over every pass.
+    pub files: BTreeSet<PathBuf>,
     /// Files left untouched, and why.
     pub skipped: Vec<(PathBuf, String)>,
 }
@@ -23,8 +27,8 @@ impl fmt::Display for Fixed {
             "mzk: fixed {} problem{} in {} file{}",
             self.edits,
             if self.edits == 1 { "" } else { "s" },
-            self.files,
-            if self.files == 1 { "" } else { "s" }
+            self.files.len(),
+            if self.files.len() == 1 { "" } else { "s" }
         )?;
         for (path, why) in &self.skipped {
             write!(f, "\nmzk: {}: not fixed: {why}", path.display())?;
@@ -33,17 +37,23 @@ impl fmt::Display for Fixed {
     }
 }
 
-/// Applies every fix of every analysis, one pass, file by file.
-pub fn apply(analyses: &[Analysis]) -> Fixed {
-    let mut fixed = Fixed::default();
+/// Applies, file by file, the first fix of each diagnostic that `unsafe_fixes`
+/// allows (safe ones only by default), in one pass, and returns how many
+/// edits it wrote. Edits that overlap one already chosen wait for the next
+/// pass, on a fresh analysis.
+pub fn apply(analyses: &[Analysis], unsafe_fixes: bool, fixed: &mut Fixed) -> usize {
+    let before = fixed.edits;
     for analysis in analyses {
+        let chosen = analysis.diagnostics.iter().filter_map(|d| {
+            ide::fixes(analysis, d)
+                .into_iter()
+                .find(|f| unsafe_fixes || f.applicability == Applicability::Safe)
+        });
         let mut per_file: BTreeMap<FileId, Vec<ide::TextEdit>> = BTreeMap::new();
-        for d in &analysis.diagnostics {
-            if let Some(edit) = ide::fix_edit(analysis, d) {
-                per_file.entry(edit.file).or_default().push(edit);
-            }
+        for edit in ide::non_overlapping(chosen.flat_map(|f| f.edits)) {
+            per_file.entry(edit.file).or_default().push(edit);
         }
-        for (file, mut edits) in per_file {
+        for (file, edits) in per_file {
             let Some(f) = analysis.bundle.file(file) else {
                 continue;
             };
@@ -65,29 +75,18 @@ pub fn apply(analyses: &[Analysis]) -> Fixed {
                     continue;
                 }
             }
-            // Two rules can offer the same fix for one name: apply it once, and
-            // never two edits that overlap.
-            edits.sort_by_key(|e| (e.range.start, e.range.end));
-            edits.dedup_by(|b, a| a.range == b.range && a.new_text == b.new_text);
             let mut text = f.text.clone();
-            let mut applied = 0;
-            let mut floor = u32::MAX;
             for e in edits.iter().rev() {
-                if e.range.end > floor {
-                    continue;
-                }
                 text.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
-                floor = e.range.start;
-                applied += 1;
             }
             match std::fs::write(&path, text) {
                 Ok(()) => {
-                    fixed.edits += applied;
-                    fixed.files += 1;
+                    fixed.edits += edits.len();
+                    fixed.files.insert(path);
                 }
                 Err(e) => fixed.skipped.push((path, e.to_string())),
             }
         }
     }
-    fixed
+    fixed.edits - before
 }

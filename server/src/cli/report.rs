@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
-use mzk_analyzer::diagnostics::{Diagnostic, Severity};
+use mzk_analyzer::diagnostics::{Applicability, Diagnostic, Severity};
 use mzk_analyzer::model::Bundle;
 use mzk_analyzer::rules::Rule;
 use mzk_analyzer::syntax::{ColumnUnit, LineIndex, TextRange};
@@ -69,8 +69,25 @@ pub struct Located<'a> {
     pub diagnostic: &'a Diagnostic,
     pub place: Place<'a>,
     pub related: Vec<(Place<'a>, &'a str)>,
-    /// Where `mzk check --fix` would write what.
-    pub fix: Option<(Place<'a>, String)>,
+    /// The fixes offered, most likely first.
+    pub fixes: Vec<LocatedFix<'a>>,
+}
+
+/// A fix with each edit's place resolved.
+pub struct LocatedFix<'a> {
+    pub title: String,
+    pub applicability: Applicability,
+    /// Where to write what (an empty range inserts).
+    pub edits: Vec<(Place<'a>, String)>,
+}
+
+impl LocatedFix<'_> {
+    fn applicability(&self) -> &'static str {
+        match self.applicability {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
 }
 
 impl<'a> Located<'a> {
@@ -84,8 +101,18 @@ impl<'a> Located<'a> {
                 .iter()
                 .map(|r| (Place::new(bundle, r.file, r.range, cwd), r.message.as_str()))
                 .collect(),
-            fix: ide::fix_edit(analysis, diagnostic)
-                .map(|e| (Place::new(bundle, e.file, e.range, cwd), e.new_text)),
+            fixes: ide::fixes(analysis, diagnostic)
+                .into_iter()
+                .map(|f| LocatedFix {
+                    title: f.title,
+                    applicability: f.applicability,
+                    edits: f
+                        .edits
+                        .into_iter()
+                        .map(|e| (Place::new(bundle, e.file, e.range, cwd), e.new_text))
+                        .collect(),
+                })
+                .collect(),
         }
     }
 
@@ -176,11 +203,14 @@ pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
             l.code(),
             l.diagnostic.rule.info().name
         );
-        if let Some((place, replacement)) = &l.fix {
-            let original = &place.text[place.range.start as usize..place.range.end as usize];
-            group = group.element(Level::HELP.message(format!(
-                "replace `{original}` with `{replacement}` (`mzk check --fix` does it)"
-            )));
+        for fix in &l.fixes {
+            let how = match fix.applicability {
+                Applicability::Safe => "`mzk check --fix` does it",
+                Applicability::Unsafe => {
+                    "`mzk check --fix --unsafe-fixes` does it; review the change"
+                }
+            };
+            group = group.element(Level::HELP.message(format!("{} ({how})", fix.title)));
         }
         group = group.element(Level::HELP.message(help));
         let _ = writeln!(out, "{}\n", renderer.render(&[group]));
@@ -212,15 +242,20 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
                     "range": range_json(p),
                     "message": m,
                 })).collect::<Vec<_>>(),
-                "fix": l.fix.as_ref().map(|(p, replacement)| json!({
-                    "range": range_json(p),
-                    "replacement": replacement,
-                })),
+                "fixes": l.fixes.iter().map(|f| json!({
+                    "title": f.title,
+                    "applicability": f.applicability(),
+                    "edits": f.edits.iter().map(|(p, new_text)| json!({
+                        "path": p.path,
+                        "range": range_json(p),
+                        "new_text": new_text,
+                    })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();
     let value = json!({
-        "version": 1,
+        "version": 2,
         "diagnostics": diagnostics,
         "summary": {
             "bundles": summary.bundles,
@@ -243,18 +278,41 @@ fn sarif_level(severity: Severity) -> &'static str {
     }
 }
 
+fn sarif_region(p: &Place) -> Value {
+    json!({
+        "startLine": p.start.line,
+        "startColumn": p.start.column,
+        "endLine": p.end.line,
+        "endColumn": p.end.column,
+    })
+}
+
 fn sarif_location(p: &Place) -> Value {
     json!({
         "physicalLocation": {
             "artifactLocation": {"uri": p.path},
-            "region": {
-                "startLine": p.start.line,
-                "startColumn": p.start.column,
-                "endLine": p.end.line,
-                "endColumn": p.end.column,
-            }
+            "region": sarif_region(p),
         }
     })
+}
+
+/// SARIF `fixes`: one artifact change per edit (an empty deleted region inserts).
+fn sarif_fixes(l: &Located) -> Vec<Value> {
+    l.fixes
+        .iter()
+        .map(|f| {
+            json!({
+                "description": {"text": format!("{} ({})", f.title, f.applicability())},
+                "artifactChanges": f.edits.iter().map(|(p, new_text)| json!({
+                    "artifactLocation": {"uri": p.path},
+                    "replacements": [{
+                        "deletedRegion": sarif_region(p),
+                        "insertedContent": {"text": new_text},
+                    }],
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
 }
 
 pub fn sarif(located: &[Located]) -> String {
@@ -287,6 +345,7 @@ pub fn sarif(located: &[Located]) -> String {
                     loc["message"] = json!({"text": m});
                     loc
                 }).collect::<Vec<_>>(),
+                "fixes": sarif_fixes(l),
             })
         })
         .collect();

@@ -1,0 +1,373 @@
+//! Completion on the raw text of a file.
+
+use crate::analysis::Analysis;
+use crate::syntax::TextRange;
+
+/// What a completion item inserts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletionKind {
+    Key,
+    Value,
+    Agent,
+    Variable,
+    Model,
+    Function,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionItem {
+    pub label: String,
+    pub kind: CompletionKind,
+    pub insert: String,
+    pub documentation: String,
+    /// The range the insert replaces (the partly typed word).
+    pub replace: TextRange,
+}
+
+/// Keys whose values name agents, variables, models or functions.
+const AGENT_KEYS: &[&str] = &[
+    "source_agent",
+    "target_agent",
+    "initial_agent",
+    "agent",
+    "trigger_agent",
+    "decomposition_agent",
+    "execution_agents",
+    "allowed_execution_agents",
+    "visual_agents",
+];
+const VARIABLE_KEYS: &[&str] = &[
+    "condition_key",
+    "failure_message_key",
+    "variables",
+    "context_key",
+    "attempts_key",
+    "status_key",
+    "request_key",
+    "outcome_key",
+    "input_keys",
+];
+const MODEL_KEYS: &[&str] = &["items", "task_model"];
+
+/// Completions at `offset` of a file's current text. Works on the raw text, so
+/// a half-typed line or a syntax error elsewhere in the file does not matter;
+/// names come from the bundle's latest analysis.
+pub fn completions(
+    analysis: &Analysis,
+    kind: crate::schema::FileKind,
+    text: &str,
+    offset: u32,
+) -> Vec<CompletionItem> {
+    let offset = (offset as usize).min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..offset];
+    let indent = before.len() - before.trim_start().len();
+    let mut body = before.trim_start();
+    let mut key_column = indent;
+    if let Some(rest) = body.strip_prefix("- ") {
+        body = rest.trim_start();
+        key_column = before.len() - body.len();
+    }
+    let word_start = offset - before.len()
+        + before
+            .rfind(|c: char| c.is_whitespace() || c == ':' || c == ',' || c == '[' || c == '{')
+            .map_or(0, |i| i + 1);
+    let replace = TextRange::new(word_start as u32, offset as u32);
+    let partial = &text[word_start..offset];
+    let path = parent_path(text, line_start, key_column);
+    let object = resolve_object(kind, &path);
+    let names = |kind: CompletionKind, items: Vec<(String, String)>| -> Vec<CompletionItem> {
+        items
+            .into_iter()
+            .filter(|(n, _)| n.starts_with(partial))
+            .map(|(label, documentation)| CompletionItem {
+                insert: label.clone(),
+                label,
+                kind: kind.clone(),
+                documentation,
+                replace,
+            })
+            .collect()
+    };
+    // `${` inside a value: context variables.
+    if let Some(open) = before.rfind("${") {
+        if !before[open..].contains('}') {
+            let start = line_start + open + 2;
+            let partial = &text[start..offset];
+            return analysis
+                .bundle
+                .variables
+                .iter()
+                .filter(|v| v.name.text.starts_with(partial.trim()))
+                .map(|v| CompletionItem {
+                    label: v.name.text.clone(),
+                    kind: CompletionKind::Variable,
+                    insert: format!("{}}}", v.name.text),
+                    documentation: v
+                        .declared_type
+                        .as_ref()
+                        .map_or(String::new(), |t| format!("type {}", t.text)),
+                    replace: TextRange::new(start as u32, offset as u32),
+                })
+                .collect();
+        }
+    }
+    match body.split_once(':') {
+        // Completing a key of the object under the cursor.
+        None => {
+            let Some(object) = object else {
+                return Vec::new();
+            };
+            object
+                .fields
+                .iter()
+                .filter(|f| f.name.starts_with(partial))
+                .map(|f| CompletionItem {
+                    label: f.name.to_string(),
+                    kind: CompletionKind::Key,
+                    insert: format!("{}: ", f.name),
+                    documentation: f.doc.to_string(),
+                    replace,
+                })
+                .collect()
+        }
+        // Completing the value of `key:` (or an item of its flow list).
+        Some((key, _)) => {
+            let key = key.trim();
+            let field = object.and_then(|o| o.field(key));
+            if let Some(values) = field.and_then(|f| enum_values(&f.kind)) {
+                return names(
+                    CompletionKind::Value,
+                    values
+                        .iter()
+                        .map(|v| (v.to_string(), String::new()))
+                        .collect(),
+                );
+            }
+            if AGENT_KEYS.contains(&key) {
+                let mut items: Vec<(String, String)> = analysis
+                    .bundle
+                    .agents
+                    .iter()
+                    .map(|a| (a.name.text.clone(), "agent".to_string()))
+                    .collect();
+                if matches!(key, "source_agent" | "target_agent" | "initial_agent") {
+                    items.push(("user".into(), "the human user (reserved)".into()));
+                }
+                if key == "target_agent" {
+                    items.push(("terminate".into(), "end the run (reserved)".into()));
+                }
+                return names(CompletionKind::Agent, items);
+            }
+            if VARIABLE_KEYS.contains(&key) {
+                return names(
+                    CompletionKind::Variable,
+                    analysis
+                        .bundle
+                        .variables
+                        .iter()
+                        .map(|v| {
+                            (
+                                v.name.text.clone(),
+                                v.declared_type
+                                    .as_ref()
+                                    .map_or(String::new(), |t| format!("type {}", t.text)),
+                            )
+                        })
+                        .collect(),
+                );
+            }
+            if MODEL_KEYS.contains(&key)
+                || (key == "type"
+                    && kind == crate::schema::FileKind::StructuredOutputs
+                    && path.len() >= 3)
+                || (path.first().map(String::as_str) == Some("registry"))
+            {
+                let mut items: Vec<(String, String)> = analysis
+                    .bundle
+                    .models
+                    .iter()
+                    .map(|m| (m.name.text.clone(), "definition".to_string()))
+                    .collect();
+                if key != "task_model" && path.first().map(String::as_str) != Some("registry") {
+                    items.extend(
+                        crate::model::symbols::PRIMITIVE_FIELD_TYPES
+                            .iter()
+                            .map(|p| (p.to_string(), "primitive".to_string())),
+                    );
+                }
+                return names(CompletionKind::Model, items);
+            }
+            if matches!(key, "function" | "tool_name") {
+                return names(
+                    CompletionKind::Function,
+                    analysis
+                        .bundle
+                        .python
+                        .iter()
+                        .flat_map(|p| {
+                            p.module
+                                .defined
+                                .iter()
+                                .map(|(n, _)| (n.clone(), "Python function".to_string()))
+                        })
+                        .collect(),
+                );
+            }
+            Vec::new()
+        }
+    }
+}
+
+fn enum_values(kind: &crate::schema::Kind) -> Option<Vec<&'static str>> {
+    use crate::schema::Kind;
+    Some(match kind {
+        Kind::Enum { values, .. } | Kind::LowerEnum { values } | Kind::Catalog { values } => {
+            values.to_vec()
+        }
+        Kind::EnumList { values, .. } => values.to_vec(),
+        Kind::ToolType { .. } => vec!["Agent_Tool", "UI_Tool", "UI_Surface"],
+        Kind::Bool { .. } => vec!["true", "false"],
+        _ => return None,
+    })
+}
+
+/// The keys enclosing a line, outermost first (`-` for a list item), found by
+/// indentation on the raw text.
+pub(super) fn parent_path(text: &str, line_start: usize, column: usize) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut limit = column;
+    let mut end = line_start;
+    while end > 0 && limit > 0 {
+        let start = text[..end - 1].rfind('\n').map_or(0, |i| i + 1);
+        let line = &text[start..end - 1];
+        end = start;
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - trimmed.len();
+        if let Some(rest) = trimmed.strip_prefix("- ") {
+            // A list item: its own key sits two columns in.
+            let item_column = indent + 2;
+            if item_column < limit || (item_column == limit && column == limit) {
+                if item_column < limit {
+                    if let Some((key, value)) = rest.split_once(':') {
+                        if value.trim().is_empty() && item_column < limit && column > item_column {
+                            path.push(key.trim().to_string());
+                        }
+                    }
+                }
+                path.push("-".to_string());
+                limit = indent;
+            }
+            continue;
+        }
+        if indent < limit {
+            if let Some((key, _)) = trimmed.split_once(':') {
+                path.push(key.trim().trim_matches(['"', '\'']).to_string());
+            }
+            limit = indent;
+        }
+    }
+    path.reverse();
+    path
+}
+
+/// The schema object at a key path.
+pub(super) fn resolve_object(
+    kind: crate::schema::FileKind,
+    path: &[String],
+) -> Option<&'static crate::schema::Object> {
+    use crate::schema::Kind;
+    let mut object = crate::schema::file_schema(kind).root;
+    let mut i = 0;
+    while i < path.len() {
+        let field = object.field(&path[i])?;
+        i += 1;
+        object = match field.kind {
+            Kind::Object { shape, .. } => shape,
+            Kind::ObjectList(shape) => {
+                if path.get(i).map(String::as_str) == Some("-") {
+                    i += 1;
+                }
+                shape
+            }
+            Kind::ObjectMap { shape, .. } => {
+                i += 1; // the entry's name
+                shape
+            }
+            Kind::ModelDefinitions => {
+                i += 1; // the definition's name
+                &crate::schema::files::SO_MODEL
+            }
+            _ => return None,
+        };
+    }
+    Some(object)
+}
+
+#[cfg(test)]
+mod completion_tests {
+    use super::*;
+    use crate::analyze_bundle;
+    use std::path::Path;
+
+    fn support_desk() -> crate::MemoryFs {
+        crate::ide::tests::support_desk_fs()
+    }
+
+    fn complete(file: crate::schema::FileKind, text: &str) -> Vec<String> {
+        let fs = support_desk();
+        let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+        let at = text.find('|').unwrap();
+        let text = text.replace('|', "");
+        completions(&analysis, file, &text, at as u32)
+            .into_iter()
+            .map(|c| c.label)
+            .collect()
+    }
+
+    #[test]
+    fn completion_of_keys_and_values_from_the_schema_and_the_bundle() {
+        use crate::schema::FileKind as F;
+        let keys = complete(
+            F::TransitionGraph,
+            "transition_rules:\n  - source_agent: A\n    condition_|\n",
+        );
+        assert_eq!(keys, ["condition_type", "condition_key", "condition_value"]);
+        let first_item = complete(F::TransitionGraph, "transition_rules:\n  - sou|");
+        assert_eq!(first_item, ["source_agent"]);
+        let nested = complete(F::Tools, "tools:\n  - agent: A\n    ui:\n      work|\n");
+        assert_eq!(nested, ["workflow_primitive"]);
+        let map_entry = complete(F::ContextVariables, "definitions:\n  my_var:\n    auth|\n");
+        assert_eq!(map_entry, ["authority_class", "authorization"]);
+        let agents = complete(
+            F::TransitionGraph,
+            "transition_rules:\n  - source_agent: Intake\n    target_agent: Re|\n",
+        );
+        assert_eq!(agents, ["ResearchPlannerAgent", "ReplyAgent"]);
+        let reserved = complete(
+            F::TransitionGraph,
+            "transition_rules:\n  - target_agent: t|",
+        );
+        assert_eq!(reserved, ["terminate"]);
+        let enum_values = complete(
+            F::TransitionGraph,
+            "transition_rules:\n  - transition_type: |",
+        );
+        assert_eq!(enum_values, ["after_turn", "condition"]);
+        let variables = complete(
+            F::TransitionGraph,
+            "transition_rules:\n  - context_expression: \"${triage_o|\"",
+        );
+        assert_eq!(variables, ["triage_outcome"]);
+        let models = complete(F::StructuredOutputs, "registry:\n  IntakeAgent: Cust|\n");
+        assert_eq!(models, ["CustomerReply"]);
+        let functions = complete(F::Tools, "tools:\n  - function: look|");
+        assert_eq!(functions, ["lookup_plan"]);
+        // A syntax error elsewhere in the file does not matter.
+        let broken = complete(F::Orchestrator, "workflow_name: [unclosed\nmax_|");
+        assert_eq!(broken, ["max_turns"]);
+    }
+}

@@ -1,0 +1,149 @@
+//! Editor features as plain data over an [`Analysis`]: definition, references,
+//! hover, outline, rename, completion and fixes. The language server only
+//! converts these to protocol types. One module per feature; navigation lives
+//! here because the others build on it.
+
+mod completion;
+mod fixes;
+mod hover;
+mod outline;
+mod rename;
+#[cfg(test)]
+mod tests;
+
+pub use completion::{completions, CompletionItem, CompletionKind};
+pub use fixes::{fixes, non_overlapping, FileFix};
+pub use hover::hover;
+pub use outline::{code_lenses, document_symbols, Lens, LensAction, OutlineItem};
+pub use rename::{prepare_rename, rename};
+
+use crate::analysis::Analysis;
+use crate::diagnostics::FileId;
+use crate::model::symbols::{DefId, SymbolKind};
+use crate::syntax::TextRange;
+
+/// A range in one file of the bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRange {
+    pub file: FileId,
+    pub range: TextRange,
+}
+
+/// The definition of the symbol under the cursor.
+pub fn definition(analysis: &Analysis, file: FileId, offset: u32) -> Option<FileRange> {
+    let id = analysis.symbols.at(file, offset)?;
+    let def = analysis.symbols.definition(id);
+    // A tool's name in tools.yaml is also a reference to its Python function.
+    if def.kind == SymbolKind::Tool
+        || def.kind == SymbolKind::LifecycleTool
+        || def.kind == SymbolKind::Middleware
+    {
+        if let Some(python) = bound_function(analysis, file, offset) {
+            return Some(python);
+        }
+    }
+    Some(FileRange {
+        file: def.name.file,
+        range: def.name.range,
+    })
+}
+
+/// The Python `def` a `function:` value under the cursor binds to.
+fn bound_function(analysis: &Analysis, file: FileId, offset: u32) -> Option<FileRange> {
+    let r = analysis.symbols.references.iter().find(|r| {
+        r.kind == SymbolKind::PythonFunction
+            && r.name.file == file
+            && r.name.range.start <= offset
+            && offset <= r.name.range.end
+    })?;
+    match r.resolution {
+        crate::model::symbols::Resolution::Definition(id) => {
+            let d = analysis.symbols.definition(id);
+            Some(FileRange {
+                file: d.name.file,
+                range: d.name.range,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Every place that names the symbol under the cursor.
+pub fn references(
+    analysis: &Analysis,
+    file: FileId,
+    offset: u32,
+    include_declaration: bool,
+) -> Vec<FileRange> {
+    let Some(id) = analysis.symbols.at(file, offset) else {
+        return Vec::new();
+    };
+    let mut out: Vec<FileRange> = Vec::new();
+    if include_declaration {
+        let d = analysis.symbols.definition(id);
+        out.push(FileRange {
+            file: d.name.file,
+            range: d.name.range,
+        });
+    }
+    out.extend(analysis.symbols.references_to(id).map(|r| FileRange {
+        file: r.name.file,
+        range: r.name.range,
+    }));
+    out
+}
+
+/// The name under the cursor (the definition or the reference).
+pub(crate) fn hovered_range(
+    analysis: &Analysis,
+    id: DefId,
+    file: FileId,
+    offset: u32,
+) -> Option<TextRange> {
+    let inside = |f: FileId, r: TextRange| f == file && r.start <= offset && offset <= r.end;
+    let def = analysis.symbols.definition(id);
+    if inside(def.name.file, def.name.range) {
+        return Some(def.name.range);
+    }
+    analysis
+        .symbols
+        .references_to(id)
+        .find(|r| inside(r.name.file, r.name.range))
+        .map(|r| r.name.range)
+}
+
+/// An edit replacing a range with new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    pub file: FileId,
+    pub range: TextRange,
+    pub new_text: String,
+}
+
+/// The range of `word` within `range` of a file: the range itself when it
+/// holds exactly the word, else the word's first whole-word occurrence in it.
+pub(crate) fn word_range(
+    analysis: &Analysis,
+    file: FileId,
+    range: TextRange,
+    word: &str,
+) -> Option<TextRange> {
+    let text = &analysis.bundle.file(file)?.text;
+    let raw = text.get(range.start as usize..range.end as usize)?;
+    let at = if raw == word {
+        0
+    } else {
+        whole_word(raw, word)?
+    };
+    let start = range.start + at as u32;
+    Some(TextRange::new(start, start + word.len() as u32))
+}
+
+/// The first whole-word occurrence of `word` in `text`.
+pub(crate) fn whole_word(text: &str, word: &str) -> Option<usize> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        !text[..i].chars().next_back().is_some_and(is_word)
+            && !text[i + word.len()..].chars().next().is_some_and(is_word)
+    })
+}

@@ -1,0 +1,78 @@
+//! The outline of a file and the code lenses on it.
+
+use crate::analysis::Analysis;
+use crate::diagnostics::FileId;
+use crate::model::symbols::SymbolKind;
+use crate::syntax::TextRange;
+
+/// One entry of a file's outline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutlineItem {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub range: TextRange,
+}
+
+/// The symbols defined in a file, in source order.
+pub fn document_symbols(analysis: &Analysis, file: FileId) -> Vec<OutlineItem> {
+    let mut items: Vec<OutlineItem> = analysis
+        .symbols
+        .definitions
+        .iter()
+        .filter(|d| d.name.file == file)
+        .map(|d| OutlineItem {
+            name: d.name.text.clone(),
+            kind: d.kind,
+            range: d.name.range,
+        })
+        .collect();
+    items.sort_by_key(|i| i.range.start);
+    items
+}
+
+/// What a code lens offers to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LensAction {
+    RunWorkflow,
+    ShowGraph,
+    RunFromAgent(String),
+}
+
+/// A code lens: an action shown above a range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lens {
+    pub range: TextRange,
+    pub action: LensAction,
+}
+
+/// "Run workflow" and "Show graph" at the top of orchestrator.yaml, and "Run
+/// from this agent" on each agent declared in the file.
+pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
+    let mut lenses = Vec::new();
+    let Some(f) = analysis.bundle.file(file) else {
+        return lenses;
+    };
+    if f.kind == Some(crate::schema::FileKind::Orchestrator) {
+        let top = TextRange::empty(0);
+        lenses.push(Lens {
+            range: top,
+            action: LensAction::RunWorkflow,
+        });
+        lenses.push(Lens {
+            range: top,
+            action: LensAction::ShowGraph,
+        });
+    }
+    for d in analysis
+        .symbols
+        .definitions
+        .iter()
+        .filter(|d| d.kind == SymbolKind::Agent && d.name.file == file)
+    {
+        lenses.push(Lens {
+            range: d.name.range,
+            action: LensAction::RunFromAgent(d.name.text.clone()),
+        });
+    }
+    lenses
+}

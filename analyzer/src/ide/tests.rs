@@ -1,0 +1,395 @@
+//! Tests of navigation, rename, fixes, lenses and hover on the SupportDesk example.
+
+use super::*;
+use crate::diagnostics::Applicability;
+use crate::{analyze_bundle, Analysis, FileSystem, MemoryFs};
+use std::path::{Path, PathBuf};
+
+pub(super) fn support_desk_fs() -> MemoryFs {
+    support_desk()
+}
+
+/// The SupportDesk example in memory, under /w/SupportDesk.
+fn support_desk() -> MemoryFs {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bundles/SupportDesk");
+    let mut fs = MemoryFs::new();
+    let mut stack = vec![source.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let relative = path.strip_prefix(&source).unwrap();
+                fs.insert(
+                    PathBuf::from("/w/SupportDesk").join(relative),
+                    std::fs::read(&path).unwrap(),
+                );
+            }
+        }
+    }
+    fs
+}
+
+/// Renames the symbol at the first occurrence of `needle` in `file` and
+/// checks that the bundle's diagnostics are unchanged and the old name is gone.
+fn rename_keeps_the_bundle_clean(file: &str, needle: &str, new_name: &str, edits_at_least: usize) {
+    let dir = Path::new("/w/SupportDesk");
+    let mut fs = support_desk();
+    let before = analyze_bundle(&fs, dir);
+    let f = before.bundle.file_at(file).unwrap();
+    let last = needle.split_whitespace().last().unwrap();
+    let offset = (f.text.find(needle).unwrap() + needle.rfind(last).unwrap()) as u32 + 1;
+    let edits = rename(&before, f.id, offset, new_name).unwrap();
+    assert!(edits.len() >= edits_at_least, "{edits:?}");
+    for file in &before.bundle.files {
+        let mut text = file.text.clone();
+        let mut mine: Vec<&TextEdit> = edits.iter().filter(|e| e.file == file.id).collect();
+        mine.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+        for e in mine {
+            text.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
+        }
+        fs.insert(before.bundle.dir.join(&file.relative), text);
+    }
+    let after = analyze_bundle(&fs, dir);
+    assert_eq!(
+        after.diagnostics.len(),
+        before.diagnostics.len(),
+        "{:?}",
+        after.diagnostics
+    );
+    let old = needle.split_whitespace().last().unwrap();
+    assert!(
+        after.symbols.definitions.iter().all(|d| d.name.text != old),
+        "{old} survived"
+    );
+    assert!(after
+        .symbols
+        .definitions
+        .iter()
+        .any(|d| d.name.text == new_name));
+}
+
+/// Every file of an analysed bundle, by path.
+fn texts(analysis: &Analysis) -> Vec<(&str, &str)> {
+    let files = &analysis.bundle.files;
+    files
+        .iter()
+        .map(|f| (f.relative.as_str(), f.text.as_str()))
+        .collect()
+}
+
+/// Applies non-overlapping edits to one file's text.
+fn apply(text: &str, edits: &[TextEdit]) -> String {
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    let mut text = text.to_string();
+    for e in edits {
+        text.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
+    }
+    text
+}
+
+/// Replaces `original` with `edited` in `file` of SupportDesk and analyses.
+fn edited(file: &str, original: &str, edited: &str) -> (MemoryFs, Analysis) {
+    let dir = Path::new("/w/SupportDesk");
+    let mut fs = support_desk();
+    let path = dir.join(file);
+    let text = String::from_utf8(fs.read(&path).unwrap()).unwrap();
+    assert!(text.contains(original), "{original} not in {file}");
+    fs.insert(&path, text.replacen(original, edited, 1));
+    let analysis = analyze_bundle(&fs, dir);
+    (fs, analysis)
+}
+
+/// The fix titled `title` offered by the only diagnostic of `rule`.
+fn only_fix(analysis: &Analysis, rule: crate::rules::Rule, title: &str) -> FileFix {
+    let with_rule: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule == rule)
+        .collect();
+    assert_eq!(with_rule.len(), 1, "{:?}", analysis.diagnostics);
+    let offered = fixes(analysis, with_rule[0]);
+    offered
+        .iter()
+        .find(|f| f.title.contains(title))
+        .unwrap_or_else(|| panic!("no fix `{title}` in {offered:?}"))
+        .clone()
+}
+
+/// Writes a fix's edits into the in-memory bundle and analyses it again.
+fn applied(mut fs: MemoryFs, analysis: &Analysis, fix: &FileFix) -> Analysis {
+    for e in &fix.edits {
+        let file = analysis.bundle.file(e.file).unwrap();
+        let path = analysis.bundle.dir.join(&file.relative);
+        fs.insert(&path, apply(&file.text, std::slice::from_ref(e)));
+    }
+    analyze_bundle(&fs, &analysis.bundle.dir)
+}
+
+/// Misspells `original` in `file`, applies the first fix of every
+/// diagnostic, and checks that the file is restored byte for byte.
+fn fix_restores(file: &str, original: &str, misspelt: &str) {
+    let (fs, broken) = edited(file, original, misspelt);
+    let mut edits: Vec<TextEdit> = broken
+        .diagnostics
+        .iter()
+        .filter_map(|d| fixes(&broken, d).into_iter().next())
+        .flat_map(|f| f.edits)
+        .collect();
+    edits.dedup();
+    assert_eq!(edits.len(), 1, "{:?}", broken.diagnostics);
+    let target = broken.bundle.file(edits[0].file).unwrap();
+    let original_text =
+        String::from_utf8(support_desk().read(&broken.bundle.dir.join(file)).unwrap()).unwrap();
+    assert_eq!(apply(&target.text, &edits), original_text);
+    let fixed = applied(
+        fs,
+        &broken,
+        &FileFix {
+            title: String::new(),
+            applicability: Applicability::Safe,
+            edits,
+        },
+    );
+    let clean = analyze_bundle(&support_desk(), Path::new("/w/SupportDesk"));
+    assert_eq!(fixed.diagnostics, clean.diagnostics);
+}
+
+#[test]
+fn fixes_restore_misspelt_names_keys_and_values() {
+    fix_restores(
+        "transition_graph.yaml",
+        "target_agent: ClassifierAgent",
+        "target_agent: ClasifierAgent",
+    );
+    fix_restores(
+        "transition_graph.yaml",
+        "condition_type: context_equals",
+        "condition_type: context_equal",
+    );
+    fix_restores(
+        "transition_graph.yaml",
+        "    condition_key: ticket_captured",
+        "    conditon_key: ticket_captured",
+    );
+    fix_restores(
+        "transition_graph.yaml",
+        "${research_status} in",
+        "${research_stats} in",
+    );
+    fix_restores(
+        "transition_graph.yaml",
+        "condition_key: ticket_captured",
+        "condition_key: ticket_capture",
+    );
+}
+
+#[test]
+fn no_fix_is_offered_without_a_close_candidate() {
+    let (_, broken) = edited(
+        "transition_graph.yaml",
+        "target_agent: ClassifierAgent",
+        "target_agent: Zebra",
+    );
+    let unknown: Vec<_> = broken
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule == crate::rules::Rule::UnknownAgent)
+        .collect();
+    assert_eq!(unknown.len(), 1);
+    assert!(fixes(&broken, unknown[0]).is_empty());
+}
+
+#[test]
+fn an_unknown_key_without_a_close_name_is_removed_with_its_lines() {
+    let original = "    condition_value: true\n    transition_target: AgentTarget\n";
+    let (fs, broken) = edited(
+        "transition_graph.yaml",
+        original,
+        "    condition_value: true\n    priority_hint: # unsure\n      - 1\n      - 2\n    transition_target: AgentTarget\n",
+    );
+    let fix = only_fix(
+        &broken,
+        crate::rules::Rule::UnknownKey,
+        "Remove the key `priority_hint`",
+    );
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    let fixed = applied(fs, &broken, &fix);
+    let clean = analyze_bundle(&support_desk(), Path::new("/w/SupportDesk"));
+    assert_eq!(texts(&fixed), texts(&clean));
+}
+
+#[test]
+fn an_undeclared_routing_variable_is_declared_with_the_compared_type() {
+    let (fs, broken) = edited(
+        "transition_graph.yaml",
+        "condition_key: ticket_captured",
+        "condition_key: escalation_flagged",
+    );
+    let fix = only_fix(
+        &broken,
+        crate::rules::Rule::UndeclaredVariable,
+        "Declare `escalation_flagged` (type boolean)",
+    );
+    assert_eq!(fix.applicability, Applicability::Safe);
+    let fixed = applied(fs, &broken, &fix);
+    let declared = fixed
+        .bundle
+        .file_of_kind(crate::schema::FileKind::ContextVariables)
+        .unwrap();
+    assert!(
+        declared.text.contains(
+            "\n  escalation_flagged:\n    type: boolean\n    description: \"Stub declared by mzk: rule `IntakeAgent -> ClassifierAgent` reads it; say what it holds.\"\n    source: {type: state, default: false}\n"
+        ),
+        "{}",
+        declared.text
+    );
+    assert!(fixed
+        .diagnostics
+        .iter()
+        .all(|d| d.rule != crate::rules::Rule::UndeclaredVariable));
+    assert!(fixed
+        .diagnostics
+        .iter()
+        .all(|d| d.rule != crate::rules::Rule::YamlSyntax));
+}
+
+#[test]
+fn an_uncovered_outcome_gets_an_after_turn_fallback_in_the_file_layout() {
+    let fallback = "  - source_agent: IntakeAgent\n    target_agent: user\n    transition_type: after_turn\n    transition_target: RevertToUserTarget\n";
+    let (fs, broken) = edited("transition_graph.yaml", fallback, "");
+    let fix = only_fix(
+        &broken,
+        crate::rules::Rule::NoTransitionMatched,
+        "after_turn fallback from `IntakeAgent`",
+    );
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    let fixed = applied(fs, &broken, &fix);
+    let clean = analyze_bundle(&support_desk(), Path::new("/w/SupportDesk"));
+    // The rule comes back exactly where it was: after IntakeAgent's last rule.
+    assert_eq!(texts(&fixed), texts(&clean));
+    assert_eq!(fixed.diagnostics, clean.diagnostics);
+}
+
+#[test]
+fn lenses_on_the_orchestrator_and_on_each_agent() {
+    let fs = support_desk();
+    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+    let file = |name: &str| analysis.bundle.file_at(name).unwrap();
+    let actions = |name: &str| -> Vec<LensAction> {
+        code_lenses(&analysis, file(name).id)
+            .into_iter()
+            .map(|l| l.action)
+            .collect()
+    };
+    assert_eq!(
+        actions("orchestrator.yaml"),
+        [LensAction::RunWorkflow, LensAction::ShowGraph]
+    );
+    let agents = file("agents.yaml");
+    let lenses = code_lenses(&analysis, agents.id);
+    let names: Vec<&str> = agents
+        .text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- name: "))
+        .collect();
+    assert_eq!(lenses.len(), names.len());
+    for (lens, name) in lenses.iter().zip(names) {
+        assert_eq!(lens.action, LensAction::RunFromAgent(name.to_string()));
+        assert_eq!(
+            &agents.text[lens.range.start as usize..lens.range.end as usize],
+            name
+        );
+    }
+    assert!(actions("transition_graph.yaml").is_empty());
+}
+
+#[test]
+fn hover_on_a_key_shows_its_schema_documentation() {
+    let fs = support_desk();
+    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+    let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
+    let at = graph.text.find("condition_type: context_equals").unwrap() as u32;
+    let (range, text) = hover(&analysis, graph.id, at + 3).unwrap();
+    assert_eq!(
+        &graph.text[range.start as usize..range.end as usize],
+        "condition_type"
+    );
+    assert!(
+        text.starts_with("**`condition_type`** in transition rule"),
+        "{text}"
+    );
+    // A list item's first key.
+    let at = graph.text.find("- source_agent").unwrap() as u32 + 4;
+    let (_, text) = hover(&analysis, graph.id, at).unwrap();
+    assert!(text.contains("**`source_agent`**"), "{text}");
+    // On the value side there is no key documentation.
+    let at = graph.text.find("transition_type: condition").unwrap() as u32 + 19;
+    assert!(hover::key_hover(&analysis, graph.id, at).is_none());
+}
+
+#[test]
+fn rename_agents_variables_models_and_tools_across_files() {
+    rename_keeps_the_bundle_clean("agents.yaml", "name: ClassifierAgent", "TriageAgent", 8);
+    rename_keeps_the_bundle_clean(
+        "context_variables.yaml",
+        "  triage_outcome",
+        "triage_result",
+        5,
+    );
+    rename_keeps_the_bundle_clean("structured_outputs.yaml", "  Evidence", "Proof", 2);
+    rename_keeps_the_bundle_clean("tools.yaml", "function: lookup_plan", "find_plan", 2);
+}
+
+#[test]
+fn rename_refuses_reserved_duplicate_and_derived_names() {
+    let fs = support_desk();
+    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+    let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+    let at = agents.text.find("name: ReplyAgent").unwrap() as u32 + 8;
+    assert!(rename(&analysis, agents.id, at, "user").is_err());
+    assert!(rename(&analysis, agents.id, at, "IntakeAgent").is_err());
+    assert!(rename(&analysis, agents.id, at, "two words").is_err());
+    let cv = analysis.bundle.file_at("context_variables.yaml").unwrap();
+    let derived = cv.text.find("  research_status").unwrap() as u32 + 4;
+    assert!(prepare_rename(&analysis, cv.id, derived)
+        .unwrap_err()
+        .contains("conveyor"));
+    assert!(prepare_rename(&analysis, cv.id, 0).is_err());
+    let outline = document_symbols(&analysis, agents.id);
+    assert_eq!(outline.len(), 6);
+    assert_eq!(outline[0].name, "IntakeAgent");
+}
+
+#[test]
+fn hover_lists_a_variables_readers_and_a_tools_docstring() {
+    let fs = support_desk();
+    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+    let hover_at = |file: &str, needle: &str| {
+        let f = analysis.bundle.file_at(file).unwrap();
+        // Inside the needle's last word.
+        let at = (f.text.find(needle).unwrap() + needle.trim_end_matches(':').len() - 1) as u32;
+        hover(&analysis, f.id, at).unwrap().1
+    };
+    let variable = hover_at("context_variables.yaml", "triage_outcome:");
+    assert!(
+        variable.contains("Writers: deterministic_tool"),
+        "{variable}"
+    );
+    assert!(
+        variable
+            .contains("- rule `ClassifierAgent -> ResearchPlannerAgent` (transition_graph.yaml:"),
+        "{variable}"
+    );
+    let tool = hover_at("tools.yaml", "function: lookup_plan");
+    assert!(
+        tool.contains("async def lookup_plan(email, context_variables=…)"),
+        "{tool}"
+    );
+    assert!(
+        tool.contains("LLM-called: `email` comes from the model, `context_variables` is injected."),
+        "{tool}"
+    );
+}
