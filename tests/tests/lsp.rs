@@ -77,7 +77,11 @@ impl Client {
     }
 
     async fn send(&mut self, message: Value) {
-        let body = serde_json::to_vec(&message).unwrap();
+        self.send_raw(&serde_json::to_vec(&message).unwrap()).await;
+    }
+
+    /// Sends `body` as one framed message, whatever it holds.
+    async fn send_raw(&mut self, body: &[u8]) {
         let header = format!("Content-Length: {}\r\n\r\n", body.len());
         self.writer.write_all(header.as_bytes()).await.unwrap();
         self.writer.write_all(&body).await.unwrap();
@@ -674,6 +678,83 @@ async fn completion_on_a_half_typed_line() {
     assert_eq!(edit["newText"], "ResearchPlannerAgent");
     let _ = client.request("shutdown", Value::Null).await;
     client.notify("exit", Value::Null).await;
+}
+
+/// Malformed and unexpected messages get the JSON-RPC answers the protocol
+/// prescribes, and the server keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_are_answered_per_the_protocol() {
+    let (mut client, server, _) = Client::start(&["utf-16"]).await;
+    // Not JSON at all: a parse error with a null id.
+    client
+        .send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 41, \"method\":")
+        .await;
+    let answer = client.next().await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    // A method nobody implements: method not found, with the request's id.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 42, "method": "mzk/noSuchThing", "params": {}}))
+        .await;
+    let answer = client.next().await;
+    assert_eq!(answer["id"], 42, "{answer}");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    // Parameters of the wrong shape: invalid params.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 43, "method": "textDocument/hover", "params": {"textDocument": 7}}))
+        .await;
+    let answer = client.next().await;
+    assert_eq!(answer["id"], 43, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // An unknown notification is ignored; a request still gets served after all this.
+    client.notify("$/somethingNew", json!({"x": 1})).await;
+    let symbols = client
+        .request("workspace/symbol", json!({"query": ""}))
+        .await;
+    assert!(symbols.is_array() || symbols.is_null(), "{symbols}");
+    client.stop(server).await;
+}
+
+/// A client that cannot watch files for the server (no dynamic registration
+/// of didChangeWatchedFiles): the server watches the workspace itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_watches_files_itself_when_the_client_cannot() {
+    let dir = bundle_copy("lsp", "SupportDesk", "own-watcher");
+    let root = dir.parent().unwrap().to_path_buf();
+    let tools_uri = uri(&dir.join("tools.yaml"));
+    let python = dir.join("tools/lookup_plan.py");
+    let original = std::fs::read_to_string(&python).unwrap();
+    let (mut client, server, _) = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {},
+        "workspaceFolders": [{"uri": uri(&root), "name": "w"}],
+    }))
+    .await;
+    let diagnostics = client.diagnostics(&tools_uri, None).await;
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+
+    // Another tool renames the function on disk; nobody tells the server.
+    std::fs::write(
+        &python,
+        original.replacen("def lookup_plan(", "def find_plan(", 1),
+    )
+    .unwrap();
+    let diagnostics = client.diagnostics(&tools_uri, None).await;
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "MZ503"),
+        "{diagnostics:?}"
+    );
+    std::fs::write(&python, &original).unwrap();
+    let diagnostics = client.diagnostics(&tools_uri, None).await;
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert!(
+        !client
+            .server_requests
+            .iter()
+            .any(|r| r["method"] == "client/registerCapability"),
+        "nothing is registered with a client that cannot watch"
+    );
+    client.stop(server).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -64,6 +64,7 @@ pub fn completions(
     let indent = before.len() - before.trim_start().len();
     let mut body = before.trim_start();
     let mut key_column = indent;
+    let list_item = body.starts_with("- ");
     if let Some(rest) = body.strip_prefix("- ") {
         body = rest.trim_start();
         key_column = before.len() - body.len();
@@ -112,7 +113,17 @@ pub fn completions(
                 .collect();
         }
     }
-    match body.split_once(':') {
+    // `- x` under a key whose value is a list of names or enum values: an
+    // item of that key's value, not a key.
+    let scalar_item_of = (list_item && !body.contains(':') && object.is_none())
+        .then(|| path.split_last())
+        .flatten()
+        .map(|(key, parents)| (key.as_str(), resolve_object(kind, parents)));
+    let value_of = match body.split_once(':') {
+        Some((key, _)) => Some((key.trim(), object)),
+        None => scalar_item_of,
+    };
+    match value_of {
         // Completing a key of the object under the cursor.
         None => {
             let Some(object) = object else {
@@ -131,9 +142,8 @@ pub fn completions(
                 })
                 .collect()
         }
-        // Completing the value of `key:` (or an item of its flow list).
-        Some((key, _)) => {
-            let key = key.trim();
+        // Completing the value of `key:` (or an item of its list).
+        Some((key, object)) => {
             let field = object.and_then(|o| o.field(key));
             if let Some(values) = field.and_then(|f| enum_values(&f.kind)) {
                 return names(
@@ -206,10 +216,17 @@ pub fn completions(
                         .python
                         .iter()
                         .flat_map(|p| {
-                            p.module
-                                .defined
-                                .iter()
-                                .map(|(n, _)| (n.clone(), "Python function".to_string()))
+                            let file = analysis.bundle.file(p.file).map_or("", |f| &f.relative);
+                            p.module.defined.iter().zip(&p.module.docstrings).map(
+                                move |((n, _), doc)| {
+                                    let mut documentation = format!("Python function in {file}");
+                                    if let Some(doc) = doc {
+                                        documentation.push_str("\n\n");
+                                        documentation.push_str(doc);
+                                    }
+                                    (n.clone(), documentation)
+                                },
+                            )
                         })
                         .collect(),
                 );
@@ -364,6 +381,21 @@ mod completion_tests {
         assert_eq!(variables, ["triage_outcome"]);
         let models = complete(F::StructuredOutputs, "registry:\n  IntakeAgent: Cust|\n");
         assert_eq!(models, ["CustomerReply"]);
+        let writers = complete(
+            F::ContextVariables,
+            "definitions:\n  flag:\n    writer_ids:\n      - determ|\n",
+        );
+        assert_eq!(writers, ["deterministic_tool"]);
+        let flow_writers = complete(
+            F::ContextVariables,
+            "definitions:\n  flag:\n    writer_ids: [runtime, determ|]\n",
+        );
+        assert_eq!(flow_writers, ["deterministic_tool"]);
+        let view = complete(
+            F::ContextVariables,
+            "agents:\n  IntakeAgent:\n    variables:\n      - triage_o|\n",
+        );
+        assert_eq!(view, ["triage_outcome"]);
         let functions = complete(F::Tools, "tools:\n  - function: look|");
         assert_eq!(functions, ["lookup_plan"]);
         // A syntax error elsewhere in the file does not matter.

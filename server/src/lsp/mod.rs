@@ -3,6 +3,8 @@
 //! message loop, diagnostics are published for every file of the bundle, and
 //! definition, references and hover come from `analyzer::ide`.
 
+mod framing;
+
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -49,6 +51,9 @@ struct State {
     roots: Vec<PathBuf>,
     /// Whether the client lets us register file watchers.
     can_watch: bool,
+    /// The server's own watcher over the roots, for clients that cannot
+    /// watch files for us (dropping it stops watching).
+    fallback_watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl State {
@@ -57,6 +62,7 @@ impl State {
     }
 }
 
+#[derive(Clone)]
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
@@ -188,6 +194,23 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// How long the fallback watcher waits for more events before re-analysing.
+const WATCH_QUIET_PERIOD: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// Whether a changed path can matter to a bundle: its YAML and Python files
+/// and the data files mentions are read from; never build or VCS folders.
+fn watched(path: &Path) -> bool {
+    let skipped = path.components().any(|c| {
+        let name = c.as_os_str().to_string_lossy();
+        matches!(
+            name.as_ref(),
+            ".git" | "target" | "node_modules" | "__pycache__"
+        )
+    });
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    !skipped && matches!(extension, "yaml" | "yml" | "py" | "json" | "txt" | "md")
+}
+
 impl Backend {
     /// Analyses (and publishes the diagnostics of) every bundle under `roots`.
     async fn analyse_roots(&self, roots: &[PathBuf]) {
@@ -267,6 +290,80 @@ impl Backend {
                 .await;
         }
         self.state.lock().await.published.insert(bundle, now);
+    }
+
+    /// Files changed on disk (a tools/*.py, a closed YAML file, a deletion):
+    /// re-analyse each bundle they belong to once. Open documents keep their
+    /// editor text.
+    async fn files_changed(&self, paths: Vec<PathBuf>) {
+        let mut bundles: Vec<PathBuf> = Vec::new();
+        for path in paths {
+            if let Some(bundle) = bundle_of(&path, |p| p.exists()) {
+                if !bundles.contains(&bundle) {
+                    bundles.push(bundle);
+                }
+            }
+        }
+        for bundle in bundles {
+            self.reanalyse(&bundle.join("orchestrator.yaml")).await;
+        }
+    }
+
+    /// Watches `roots` with the server's own watcher, for clients that do
+    /// not offer `workspace/didChangeWatchedFiles` registration. Events are
+    /// gathered for a short quiet period so a save that touches several files
+    /// (or an editor's write-rename dance) re-analyses a bundle once.
+    async fn watch_roots(&self, roots: &[PathBuf]) {
+        use notify::Watcher;
+        let mut state = self.state.lock().await;
+        if state.fallback_watcher.is_none() {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PathBuf>();
+            let watcher =
+                notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                    if let Ok(event) = event {
+                        if matches!(event.kind, notify::EventKind::Access(_)) {
+                            return;
+                        }
+                        for path in event.paths.into_iter().filter(|p| watched(p)) {
+                            let _ = tx.send(path);
+                        }
+                    }
+                });
+            match watcher {
+                Ok(watcher) => state.fallback_watcher = Some(watcher),
+                Err(e) => {
+                    let client = self.client.clone();
+                    tokio::spawn(async move {
+                        client
+                            .log_message(
+                                MessageType::WARNING,
+                                format!("mzk: cannot watch files ({e}); changes to closed files show after the next edit"),
+                            )
+                            .await;
+                    });
+                    return;
+                }
+            }
+            let backend = self.clone();
+            tokio::spawn(async move {
+                while let Some(first) = rx.recv().await {
+                    let mut paths = vec![first];
+                    while let Ok(Some(path)) =
+                        tokio::time::timeout(WATCH_QUIET_PERIOD, rx.recv()).await
+                    {
+                        paths.push(path);
+                    }
+                    paths.sort();
+                    paths.dedup();
+                    backend.files_changed(paths).await;
+                }
+            });
+        }
+        if let Some(watcher) = state.fallback_watcher.as_mut() {
+            for root in roots {
+                let _ = watcher.watch(root, notify::RecursiveMode::Recursive);
+            }
+        }
     }
 
     /// The analysis holding a document and the file id and byte offset of a position in it.
@@ -454,6 +551,8 @@ impl LanguageServer for Backend {
             tokio::spawn(async move {
                 let _ = client.register_capability(vec![registration]).await;
             });
+        } else {
+            self.watch_roots(&roots).await;
         }
         self.analyse_roots(&roots).await;
     }
@@ -500,26 +599,29 @@ impl LanguageServer for Backend {
                 self.client.publish_diagnostics(uri, Vec::new(), None).await;
             }
         }
+        let own_watcher = self.state.lock().await.fallback_watcher.is_some();
+        if own_watcher {
+            self.watch_roots(&added).await;
+            let mut state = self.state.lock().await;
+            if let Some(watcher) = state.fallback_watcher.as_mut() {
+                use notify::Watcher;
+                for root in &removed {
+                    let _ = watcher.unwatch(root);
+                }
+            }
+        }
         self.analyse_roots(&added).await;
     }
 
     /// A file changed on disk (a tools/*.py, a closed YAML file, a deletion):
     /// re-analyse its bundle. Open documents keep their editor text.
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
-        let mut bundles: Vec<PathBuf> = Vec::new();
-        for change in params.changes {
-            let Some(path) = path_of(&change.uri) else {
-                continue;
-            };
-            if let Some(bundle) = bundle_of(&path, |p| p.exists()) {
-                if !bundles.contains(&bundle) {
-                    bundles.push(bundle);
-                }
-            }
-        }
-        for bundle in bundles {
-            self.reanalyse(&bundle.join("orchestrator.yaml")).await;
-        }
+        let paths = params
+            .changes
+            .iter()
+            .filter_map(|change| path_of(&change.uri))
+            .collect();
+        self.files_changed(paths).await;
     }
 
     async fn symbol(
@@ -1047,14 +1149,26 @@ fn symbol_kind(kind: mzk_analyzer::model::SymbolKind) -> SymbolKind {
 /// Serves the protocol on a reader and a writer (stdio for `mzk lsp`).
 pub async fn serve<I, O>(input: I, output: O)
 where
-    I: tokio::io::AsyncRead + Unpin,
-    O: tokio::io::AsyncWrite,
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (service, socket) = LspService::new(|client| Backend {
         client,
         state: Arc::new(Mutex::new(State::default())),
     });
-    Server::new(input, output, socket).serve(service).await;
+    // The client's frames pass through the guard (framing.rs) on their way
+    // in; the server's output and the guard's answers merge on the way out.
+    let (server_input, guard_output) = tokio::io::duplex(1 << 16);
+    let (server_output, merge_input) = tokio::io::duplex(1 << 16);
+    let (answers, answers_rx) = tokio::sync::mpsc::unbounded_channel();
+    // Not awaited: after `exit` it may be blocked reading a stdin the client keeps open.
+    tokio::spawn(framing::filter_input(input, guard_output, answers));
+    let merge = tokio::spawn(framing::merge_output(merge_input, output, answers_rx));
+    Server::new(server_input, server_output, socket)
+        .serve(service)
+        .await;
+    // The server's output half is dropped: the merge ends once it is flushed.
+    let _ = merge.await;
 }
 
 /// `mzk lsp`.
