@@ -84,7 +84,7 @@ impl Client {
     async fn send_raw(&mut self, body: &[u8]) {
         let header = format!("Content-Length: {}\r\n\r\n", body.len());
         self.writer.write_all(header.as_bytes()).await.unwrap();
-        self.writer.write_all(&body).await.unwrap();
+        self.writer.write_all(body).await.unwrap();
         self.writer.flush().await.unwrap();
     }
 
