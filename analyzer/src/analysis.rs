@@ -5,6 +5,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::cache::{FileCache, YamlMemo};
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::mentions::SharedMentions;
 use crate::model::{self, Bundle, SourceFile};
@@ -19,6 +20,20 @@ pub trait FileSystem {
     /// Entries of a folder: (path, is_dir). Symlinked folders are not followed.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>>;
     fn is_file(&self, path: &Path) -> bool;
+    /// What identifies the file's content without reading it, when the file
+    /// system can tell (modification time and size on disk; `None` for
+    /// in-memory text, which is then compared byte for byte).
+    fn stamp(&self, _path: &Path) -> Option<FileStamp> {
+        None
+    }
+}
+
+/// A file's modification time and size: equal stamps mean unchanged
+/// content, as build tools and ruff's cache assume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub modified: std::time::SystemTime,
+    pub len: u64,
 }
 
 /// The real file system.
@@ -56,6 +71,14 @@ impl FileSystem for RealFs {
 
     fn is_file(&self, path: &Path) -> bool {
         path.is_file()
+    }
+
+    fn stamp(&self, path: &Path) -> Option<FileStamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            modified: meta.modified().ok()?,
+            len: meta.len(),
+        })
     }
 }
 
@@ -124,6 +147,17 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
 
 /// As [`analyze_bundle`], with the shared folders beside the bundle already read.
 pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMentions) -> Analysis {
+    analyze_bundle_cached(fs, dir, shared, &mut FileCache::new())
+}
+
+/// As [`analyze_bundle_with`], reusing the per-file work of earlier analyses
+/// of the same bundle kept in `cache` (see [`FileCache`]).
+pub fn analyze_bundle_cached(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    shared: &SharedMentions,
+    cache: &mut FileCache,
+) -> Analysis {
     let mut bundle = Bundle::default();
     bundle.folder_name = dir
         .file_name()
@@ -133,14 +167,10 @@ pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMenti
     let mut diagnostics = Vec::new();
     for &kind in FILE_KINDS {
         let path = dir.join(kind.path());
-        let bytes = match fs.read(&path) {
-            Ok(bytes) => Ok(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => Err(e),
-        };
         let id = FileId(bundle.files.len() as u32);
-        let (text, readable) = match bytes {
-            Ok(bytes) => decode(bytes, id, &mut diagnostics),
+        let bytes = match fs.read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => {
                 let rule = if e.kind() == io::ErrorKind::FileTooLarge {
                     Rule::FileTooLarge
@@ -156,33 +186,34 @@ pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMenti
                         kind.path()
                     ),
                 ));
-                (String::new(), false)
+                bundle.files.push(SourceFile {
+                    id,
+                    relative: kind.path().to_string(),
+                    kind: Some(kind),
+                    line_index: LineIndex::new(""),
+                    text: String::new(),
+                });
+                continue;
             }
         };
+        let memo = cache.yaml(&path, bytes, |bytes| read_yaml(kind, bytes, id));
+        diagnostics.extend(memo.diagnostics_for(id));
         bundle.files.push(SourceFile {
             id,
             relative: kind.path().to_string(),
             kind: Some(kind),
-            line_index: LineIndex::new(&text),
-            text,
+            line_index: memo.line_index.clone(),
+            text: memo.text.clone(),
         });
-        if !readable {
-            continue;
-        }
-        let text = &bundle.files[id.0 as usize].text;
-        let document = syntax::parse(text, id, &mut diagnostics);
-        if document.failed {
-            continue;
-        }
-        if let Some(root) = validate_file(kind, document.root.as_ref(), id, &mut diagnostics) {
-            model::lower(&mut bundle, kind, id, &root);
+        if let Some(root) = &memo.root {
+            model::lower(&mut bundle, kind, id, root);
         }
     }
     bundle.index();
-    model::python::load(&mut bundle, fs);
+    model::python::load(&mut bundle, fs, cache);
     let symbols = model::symbols::build(&bundle);
     let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
-    model::mentions::scan(&mut bundle, fs, &unreferenced, shared);
+    model::mentions::scan(&mut bundle, fs, &unreferenced, shared, cache);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
     diagnostics.sort_by(|a, b| {
         (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
@@ -194,6 +225,7 @@ pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMenti
         ))
     });
     diagnostics.dedup();
+    cache.finish();
     Analysis {
         bundle,
         symbols,
@@ -242,6 +274,26 @@ pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<An
         }
     });
     results.into_iter().flatten().collect()
+}
+
+/// A bundle YAML file's own work: decode, parse, validate.
+fn read_yaml(kind: crate::schema::FileKind, bytes: &[u8], id: FileId) -> YamlMemo {
+    let mut diagnostics = Vec::new();
+    let (text, readable) = decode(bytes.to_vec(), id, &mut diagnostics);
+    let mut root = None;
+    if readable {
+        let document = syntax::parse(&text, id, &mut diagnostics);
+        if !document.failed {
+            root = validate_file(kind, document.root.as_ref(), id, &mut diagnostics);
+        }
+    }
+    YamlMemo {
+        line_index: LineIndex::new(&text),
+        text,
+        diagnostics,
+        file: id,
+        root,
+    }
 }
 
 /// Bytes → text. Invalid UTF-8 is reported and the file is not parsed; the

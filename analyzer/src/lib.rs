@@ -5,6 +5,7 @@
 //! [`checks`] (cross-file rules). See ARCHITECTURE.md.
 
 pub mod analysis;
+pub mod cache;
 pub mod checks;
 pub mod diagnostics;
 pub mod graph;
@@ -15,6 +16,7 @@ pub mod schema;
 pub mod syntax;
 
 pub use analysis::{
-    analyze_bundle, analyze_bundle_with, analyze_bundles, discover_bundles, Analysis, FileSystem,
-    MemoryFs, RealFs,
+    analyze_bundle, analyze_bundle_cached, analyze_bundle_with, analyze_bundles, discover_bundles,
+    Analysis, FileSystem, MemoryFs, RealFs,
 };
+pub use cache::FileCache;

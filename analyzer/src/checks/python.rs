@@ -187,7 +187,7 @@ fn signature(
             };
             let model = bundle
                 .registry_model(&agent.text)
-                .and_then(|m| bundle.models.iter().find(|d| d.name.text == m.text));
+                .and_then(|m| bundle.model(&m.text));
             let Some(model) = model else { return }; // MZ605
             let fields: Vec<String> = model
                 .fields

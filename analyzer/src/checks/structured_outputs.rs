@@ -2,7 +2,7 @@
 //! field-type grammar, references between definitions, cycles, and the
 //! registry against agents.yaml (bundle-format §12, runtime-semantics §5.1).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::diagnostics::{suggestion, Diagnostic};
 use crate::model::symbols::{RefSite, Resolution, SymbolKind, SymbolTable, PRIMITIVE_FIELD_TYPES};
@@ -29,7 +29,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 ];
 
 fn defined<'b>(bundle: &'b Bundle, name: &str) -> Option<&'b ModelDef> {
-    bundle.models.iter().find(|m| m.name.text == name)
+    bundle.model(name)
 }
 
 /// Checks one type name used as `type`, `items`, a variant or `list[...]`'s
@@ -159,7 +159,34 @@ fn cycles(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             )
         })
         .collect();
+    // Only models on a cycle need the search for their path back: the
+    // strongly connected components with more than one model, or a self-loop.
+    let mut digraph = petgraph::graph::DiGraph::<&str, ()>::new();
+    let nodes: HashMap<&str, petgraph::graph::NodeIndex> = graph
+        .keys()
+        .map(|name| (*name, digraph.add_node(name)))
+        .collect();
+    for (from, deps) in &graph {
+        for dep in deps {
+            if let Some(&to) = nodes.get(dep.as_str()) {
+                digraph.add_edge(nodes[from], to, ());
+            }
+        }
+    }
+    let mut cyclic: HashSet<&str> = HashSet::new();
+    for component in petgraph::algo::tarjan_scc(&digraph) {
+        let looped = component.len() > 1
+            || component
+                .first()
+                .is_some_and(|&n| digraph.contains_edge(n, n));
+        if looped {
+            cyclic.extend(component.iter().map(|&n| digraph[n]));
+        }
+    }
     for model in &bundle.models {
+        if !cyclic.contains(model.name.text.as_str()) {
+            continue;
+        }
         let Some(cycle) = path_back(&graph, &model.name.text) else {
             continue;
         };
@@ -259,47 +286,55 @@ fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnosti
     } else {
         &[]
     };
-    for (i, def) in symbols.definitions.iter().enumerate() {
-        if def.kind != SymbolKind::Model || implied.contains(&def.name.text.as_str()) {
-            continue;
-        }
-        let used = symbols.references.iter().any(|r| {
-            r.resolution == Resolution::Definition(crate::model::symbols::DefId(i as u32))
-                && !(r.site == RefSite::FieldType && is_inside(bundle, &def.name.text, &r.name))
-        });
-        let kind = bundle
-            .models
+    // Where each type name is written: the model whose definition holds it.
+    let mut enclosing: HashMap<(crate::diagnostics::FileId, u32), &str> = HashMap::new();
+    for m in &bundle.models {
+        let sites = m
+            .fields
             .iter()
-            .find(|m| m.name == def.name)
-            .map_or(ModelKind::Model, |m| m.kind);
-        if !used {
-            out.push(Diagnostic::new(
-                Rule::UnusedModel,
-                def.name.file,
-                def.name.range,
-                format!(
-                    "{} `{}` is never used: no registry entry, field, union or task batch refers to it; remove it or reference it",
-                    match kind {
-                        ModelKind::Model => "model",
-                        ModelKind::Literal => "literal",
-                        ModelKind::Union => "union",
-                    },
-                    def.name.text
-                ),
-            ));
+            .flat_map(|f| f.field_type.iter().chain(&f.items).chain(&f.variants))
+            .chain(&m.variants);
+        for site in sites {
+            enclosing.insert((site.file, site.range.start), m.name.text.as_str());
         }
     }
-}
-
-/// True when `site` lies inside the definition of `model` (a self-reference
-/// does not make a model used).
-fn is_inside(bundle: &Bundle, model: &str, site: &Name) -> bool {
-    bundle.models.iter().any(|m| {
-        m.name.text == model
-            && (m.fields.iter().any(|f| {
-                f.field_type.as_ref() == Some(site)
-                    || f.items.as_ref() == Some(site)
-                    || f.variants.contains(site)
-            }) || m.variants.contains(site))
-    })
+    let mut used = vec![false; symbols.definitions.len()];
+    for r in &symbols.references {
+        let Resolution::Definition(id) = r.resolution else {
+            continue;
+        };
+        let Some(def) = symbols.definitions.get(id.0 as usize) else {
+            continue;
+        };
+        // A self-reference does not make a model used.
+        let inside_itself = r.site == RefSite::FieldType
+            && enclosing.get(&(r.name.file, r.name.range.start)) == Some(&def.name.text.as_str());
+        if !inside_itself {
+            used[id.0 as usize] = true;
+        }
+    }
+    for (i, def) in symbols.definitions.iter().enumerate() {
+        if def.kind != SymbolKind::Model || implied.contains(&def.name.text.as_str()) || used[i] {
+            continue;
+        }
+        let kind = bundle
+            .model(&def.name.text)
+            .filter(|m| m.name == def.name)
+            .or_else(|| bundle.models.iter().find(|m| m.name == def.name))
+            .map_or(ModelKind::Model, |m| m.kind);
+        out.push(Diagnostic::new(
+            Rule::UnusedModel,
+            def.name.file,
+            def.name.range,
+            format!(
+                "{} `{}` is never used: no registry entry, field, union or task batch refers to it; remove it or reference it",
+                match kind {
+                    ModelKind::Model => "model",
+                    ModelKind::Literal => "literal",
+                    ModelKind::Union => "union",
+                },
+                def.name.text
+            ),
+        ));
+    }
 }

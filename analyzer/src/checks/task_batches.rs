@@ -18,7 +18,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 }
 
 fn model<'b>(bundle: &'b Bundle, name: &str) -> Option<&'b ModelDef> {
-    bundle.models.iter().find(|m| m.name.text == name)
+    bundle.model(name)
 }
 
 fn field<'m>(model: &'m ModelDef, name: &str) -> Option<&'m ModelField> {

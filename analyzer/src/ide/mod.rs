@@ -9,7 +9,7 @@ mod hover;
 mod outline;
 mod rename;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use completion::{completions, CompletionItem, CompletionKind};
 pub use fixes::{fixes, non_overlapping, FileFix};

@@ -5,7 +5,7 @@ use crate::diagnostics::Applicability;
 use crate::{analyze_bundle, Analysis, FileSystem, MemoryFs};
 use std::path::{Path, PathBuf};
 
-pub(super) fn support_desk_fs() -> MemoryFs {
+pub(crate) fn support_desk_fs() -> MemoryFs {
     support_desk()
 }
 

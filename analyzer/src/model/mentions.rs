@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::Bundle;
 use crate::analysis::FileSystem;
+use crate::cache::FileCache;
 
 /// Extensions of files that can read context keys by name.
 const SCANNED: &[&str] = &["py", "js", "jsx", "ts", "tsx", "mjs", "cjs", "json"];
@@ -62,11 +63,18 @@ impl SharedMentions {
     /// Reads the non-bundle folders of `root`.
     pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
         let mut identifiers: HashSet<String, Fnv> = HashSet::default();
-        let mut budget = (MAX_FILES, MAX_BYTES);
+        let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
+        let nothing_skipped = HashSet::new();
         if let Ok(entries) = fs.read_dir(root) {
             for (path, is_dir) in entries {
                 if is_dir && !fs.is_file(&path.join("orchestrator.yaml")) {
-                    for content in files(fs, &path, &mut budget, &HashSet::new()) {
+                    let contents = scanned_files(fs, &path, &mut files, &nothing_skipped)
+                        .filter_map(|p| fs.read(&p).ok());
+                    for content in contents {
+                        if bytes == 0 {
+                            break;
+                        }
+                        bytes = bytes.saturating_sub(content.len());
                         for token in content.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
                             if token.len() > 1 && !token[0].is_ascii_digit() {
                                 if let Ok(word) = std::str::from_utf8(token) {
@@ -91,6 +99,7 @@ pub fn scan(
     fs: &dyn FileSystem,
     candidates: &[String],
     shared: &SharedMentions,
+    cache: &mut FileCache,
 ) {
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
@@ -103,18 +112,42 @@ pub fn scan(
     }
     let matcher = NameSet::new(&candidates);
     let mut found: HashSet<usize> = HashSet::new();
-    let mut budget = (MAX_FILES, MAX_BYTES);
+    let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
     // Files the bundle already read (bound Python) are scanned from memory.
     let loaded: HashSet<std::path::PathBuf> = bundle
         .files
         .iter()
         .map(|f| bundle.dir.join(&f.relative))
         .collect();
-    for file in bundle.files.iter().filter(|f| f.kind.is_none()) {
-        matcher.scan(file.text.as_bytes(), &mut found);
-    }
-    for content in files(fs, &bundle.dir.clone(), &mut budget, &loaded) {
-        matcher.scan(&content, &mut found);
+
+    let index: std::collections::HashMap<&str, usize> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    // The bound Python files first (they may live outside the bundle
+    // folder), then every scanned file of the folder.
+    let bound: Vec<std::path::PathBuf> = bundle
+        .files
+        .iter()
+        .filter(|f| f.kind.is_none())
+        .map(|f| bundle.dir.join(&f.relative))
+        .collect();
+    let walked = scanned_files(fs, &bundle.dir, &mut files, &loaded);
+    for path in bound.into_iter().chain(walked) {
+        let in_file = cache.mentions(fs, &path, &candidates, &mut bytes, |content| {
+            let mut here = HashSet::new();
+            matcher.scan(content, &mut here);
+            let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
+            names.sort();
+            names
+        });
+        found.extend(
+            in_file
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|name| index.get(name.as_str())),
+        );
         if found.len() == candidates.len() {
             break;
         }
@@ -168,26 +201,22 @@ impl<'n> NameSet<'n> {
     }
 }
 
-/// The scanned files under `dir`, read lazily within the budget.
-fn files<'a>(
+/// The paths of the scanned files under `dir`, at most `budget` of them.
+fn scanned_files<'a>(
     fs: &'a dyn FileSystem,
     dir: &Path,
-    budget: &'a mut (usize, usize),
+    budget: &'a mut usize,
     skip: &'a HashSet<std::path::PathBuf>,
-) -> impl Iterator<Item = Vec<u8>> + 'a {
+) -> impl Iterator<Item = std::path::PathBuf> + 'a {
     let mut stack = vec![dir.to_path_buf()];
     let mut pending: Vec<std::path::PathBuf> = Vec::new();
     std::iter::from_fn(move || loop {
         if let Some(path) = pending.pop() {
-            if budget.0 == 0 || budget.1 == 0 {
+            if *budget == 0 {
                 return None;
             }
-            let Ok(content) = fs.read(&path) else {
-                continue;
-            };
-            budget.0 -= 1;
-            budget.1 = budget.1.saturating_sub(content.len());
-            return Some(content);
+            *budget -= 1;
+            return Some(path);
         }
         let dir = stack.pop()?;
         let Ok(entries) = fs.read_dir(&dir) else {

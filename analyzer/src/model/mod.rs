@@ -77,6 +77,7 @@ pub struct Bundle {
     agent_index: std::collections::HashMap<String, usize>,
     variable_index: std::collections::HashMap<String, usize>,
     registry_index: std::collections::HashMap<String, usize>,
+    model_index: std::collections::HashMap<String, usize>,
 }
 
 impl Bundle {
@@ -99,6 +100,10 @@ impl Bundle {
         self.agent_index.clear();
         self.variable_index.clear();
         self.registry_index.clear();
+        self.model_index.clear();
+        for (i, m) in self.models.iter().enumerate() {
+            self.model_index.entry(m.name.text.clone()).or_insert(i);
+        }
         for (i, a) in self.agents.iter().enumerate() {
             self.agent_index.entry(a.name.text.clone()).or_insert(i);
         }
@@ -117,6 +122,15 @@ impl Bundle {
             None if self.variable_index.is_empty() => {
                 self.variables.iter().find(|v| v.name.text == name)
             }
+            None => None,
+        }
+    }
+
+    /// The structured-output definition named `name` (the first one).
+    pub fn model(&self, name: &str) -> Option<&ModelDef> {
+        match self.model_index.get(name) {
+            Some(&i) => self.models.get(i),
+            None if self.model_index.is_empty() => self.models.iter().find(|m| m.name.text == name),
             None => None,
         }
     }

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use super::{Bundle, Name, SourceFile};
 use crate::analysis::FileSystem;
 use crate::diagnostics::FileId;
-use crate::syntax::{python, LineIndex};
+use crate::syntax::python;
 
 /// Which declaration a binding belongs to (index into its list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ fn relative_to(dir: &Path, path: &Path) -> String {
 
 /// Resolves every binding, then parses each file once with every function
 /// the bundle binds from it.
-pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
+pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut crate::cache::FileCache) {
     let dir = normalize(&bundle.dir);
     let root = dir
         .parent()
@@ -109,12 +109,12 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
             true,
         ));
     }
-    let mut sources: Vec<(FileId, String)> = Vec::new();
+    let mut sources: Vec<FileId> = Vec::new();
     for (owner, path, function, middleware) in requests {
         let target = match &path {
             None if middleware => BindingTarget::ImportPath,
             None => continue, // `file` was missing or invalid: reported by the schema
-            Some(p) => resolve(bundle, fs, &dir, &root, &p.text, &mut sources),
+            Some(p) => resolve(bundle, fs, cache, &dir, &root, &p.text, &mut sources),
         };
         bundle.bindings.push(Binding {
             owner,
@@ -123,7 +123,11 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
             target,
         });
     }
-    for (id, text) in sources {
+    for id in sources {
+        let Some(file) = bundle.file(id) else {
+            continue;
+        };
+        let text = &file.text;
         let wanted: Vec<&str> = bundle
             .bindings
             .iter()
@@ -132,7 +136,8 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
             .collect();
         // A file larger than the analyzer reads stays unparsed.
         let module = if text.len() <= crate::syntax::yaml::MAX_FILE_BYTES {
-            python::parse(&text, &wanted)
+            let path = bundle.dir.join(&file.relative);
+            cache.python(&path, text, &wanted, || python::parse(text, &wanted))
         } else {
             python::Module::default()
         };
@@ -143,10 +148,11 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem) {
 fn resolve(
     bundle: &mut Bundle,
     fs: &dyn FileSystem,
+    cache: &mut crate::cache::FileCache,
     dir: &Path,
     root: &Path,
     requested: &str,
-    sources: &mut Vec<(FileId, String)>,
+    sources: &mut Vec<FileId>,
 ) -> BindingTarget {
     let requested_path = Path::new(requested);
     if requested_path.is_absolute() {
@@ -167,17 +173,16 @@ fn resolve(
         if let Some(existing) = bundle.file_at(&relative) {
             return BindingTarget::File(existing.id);
         }
-        match fs.read(&candidate) {
-            Ok(bytes) => {
+        match cache.text(fs, &candidate) {
+            Ok(memo) => {
                 let id = FileId(bundle.files.len() as u32);
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                sources.push((id, text.clone()));
+                sources.push(id);
                 bundle.files.push(SourceFile {
                     id,
                     relative,
                     kind: None,
-                    line_index: LineIndex::new(&text),
-                    text,
+                    line_index: memo.line_index,
+                    text: memo.text,
                 });
                 return BindingTarget::File(id);
             }

@@ -10,11 +10,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mzk_analyzer::analysis::FileSystem;
+use mzk_analyzer::analysis::{FileStamp, FileSystem};
 use mzk_analyzer::diagnostics::{Applicability, FileId, Severity};
 use mzk_analyzer::graph::{mermaid, TransitionGraph};
+use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::{ColumnUnit, LineCol, TextRange};
-use mzk_analyzer::{analyze_bundle, discover_bundles, ide, Analysis, RealFs};
+use mzk_analyzer::{
+    analyze_bundle, analyze_bundle_cached, discover_bundles, ide, Analysis, FileCache, RealFs,
+};
 use ropey::Rope;
 use tokio::sync::Mutex;
 use tower_lsp_server::jsonrpc::Result;
@@ -51,6 +54,11 @@ struct State {
     roots: Vec<PathBuf>,
     /// Whether the client lets us register file watchers.
     can_watch: bool,
+    /// Per bundle, the per-file work of its last analyses (see `FileCache`).
+    caches: HashMap<PathBuf, Arc<std::sync::Mutex<FileCache>>>,
+    /// Per workflows root, what its shared folders mention; dropped when a
+    /// file outside every bundle changes.
+    shared: HashMap<PathBuf, Arc<SharedMentions>>,
     /// The server's own watcher over the roots, for clients that cannot
     /// watch files for us (dropping it stops watching).
     fallback_watcher: Option<notify::RecommendedWatcher>,
@@ -87,6 +95,14 @@ impl FileSystem for Overlay {
 
     fn is_file(&self, path: &Path) -> bool {
         self.open.contains_key(path) || RealFs.is_file(path)
+    }
+
+    /// Open documents have no stamp: the editor's text is compared instead.
+    fn stamp(&self, path: &Path) -> Option<FileStamp> {
+        match self.open.contains_key(path) {
+            true => None,
+            false => RealFs.stamp(path),
+        }
     }
 }
 
@@ -194,6 +210,11 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The workflows root a bundle sits in (where its shared folders are).
+fn root_of(bundle: &Path) -> &Path {
+    bundle.parent().unwrap_or(bundle)
+}
+
 /// How long the fallback watcher waits for more events before re-analysing.
 const WATCH_QUIET_PERIOD: std::time::Duration = std::time::Duration::from_millis(150);
 
@@ -230,7 +251,7 @@ impl Backend {
     /// publishes the diagnostics of every file of it unless a newer analysis
     /// started meanwhile.
     async fn reanalyse(&self, path: &Path) {
-        let (bundle, generation, overlay) = {
+        let (bundle, generation, overlay, cache, shared) = {
             let mut state = self.state.lock().await;
             let open: HashMap<PathBuf, String> = state
                 .documents
@@ -242,14 +263,30 @@ impl Backend {
             };
             let generation = state.generations.entry(bundle.clone()).or_insert(0);
             *generation += 1;
-            (bundle, *generation, Overlay { open })
+            let generation = *generation;
+            let cache = state.caches.entry(bundle.clone()).or_default().clone();
+            let shared = state.shared.get(root_of(&bundle)).cloned();
+            (bundle, generation, Overlay { open }, cache, shared)
         };
         let dir = bundle.clone();
-        let Ok(analysis) =
-            tokio::task::spawn_blocking(move || analyze_bundle(&overlay, &dir)).await
+        let Ok((analysis, shared)) = tokio::task::spawn_blocking(move || {
+            let shared =
+                shared.unwrap_or_else(|| Arc::new(SharedMentions::scan(&overlay, root_of(&dir))));
+            // A panic in an earlier analysis leaves whole entries only.
+            let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+            let analysis = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
+            (analysis, shared)
+        })
+        .await
         else {
             return; // the analysis panicked: keep the previous diagnostics
         };
+        self.state
+            .lock()
+            .await
+            .shared
+            .entry(root_of(&bundle).to_path_buf())
+            .or_insert(shared);
         let analysis = Arc::new(analysis);
         let (unit, versions, previous) = {
             let mut state = self.state.lock().await;
@@ -297,10 +334,39 @@ impl Backend {
     /// editor text.
     async fn files_changed(&self, paths: Vec<PathBuf>) {
         let mut bundles: Vec<PathBuf> = Vec::new();
+        let mut shared_changed: Vec<PathBuf> = Vec::new();
         for path in paths {
-            if let Some(bundle) = bundle_of(&path, |p| p.exists()) {
-                if !bundles.contains(&bundle) {
-                    bundles.push(bundle);
+            match bundle_of(&path, |p| p.exists()) {
+                Some(bundle) => {
+                    if !bundles.contains(&bundle) {
+                        bundles.push(bundle);
+                    }
+                }
+                None => shared_changed.push(path),
+            }
+        }
+        if !shared_changed.is_empty() {
+            // A shared file changed: what every bundle beside it mentions may
+            // have changed too.
+            let mut state = self.state.lock().await;
+            let roots: Vec<PathBuf> = state
+                .shared
+                .keys()
+                .filter(|root| shared_changed.iter().any(|p| p.starts_with(root)))
+                .cloned()
+                .collect();
+            for root in &roots {
+                state.shared.remove(root);
+            }
+            let beside: Vec<PathBuf> = state
+                .analyses
+                .keys()
+                .filter(|b| roots.iter().any(|r| root_of(b) == r.as_path()))
+                .cloned()
+                .collect();
+            for b in beside {
+                if !bundles.contains(&b) {
+                    bundles.push(b);
                 }
             }
         }
@@ -589,6 +655,7 @@ impl LanguageServer for Backend {
                 .map(|b| {
                     state.analyses.remove(&b);
                     state.generations.remove(&b);
+                    state.caches.remove(&b);
                     let uris = state.published.remove(&b).unwrap_or_default();
                     (b, uris)
                 })
