@@ -215,7 +215,7 @@ impl FileCache {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::{analyze_bundle_cached, FileSystem, MemoryFs, RealFs};
+    use crate::analysis::{analyze_bundle_cached, FileSystem, RealFs};
     use crate::model::mentions::SharedMentions;
     use crate::{analyze_bundle, FileCache};
     use std::path::Path;
