@@ -159,11 +159,18 @@ def load_allowlist():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mzk", required=True, type=Path, help="the mzk binary")
+    parser.add_argument("--mzk", type=Path, help="the mzk binary")
+    parser.add_argument("--print-corpus", action="store_true",
+                        help="install the reference if needed, print the folder of its real bundles, exit")
     parser.add_argument("--count", type=int, default=320, help="random mutants (default 320)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--keep", type=Path, help="write mutants here and keep them")
     args = parser.parse_args()
+    if args.print_corpus:
+        print(ensure_reference(cache_dir())[1])
+        return
+    if args.mzk is None:
+        parser.error("--mzk is required")
     mzk = args.mzk.resolve()
 
     python, corpus = ensure_reference(cache_dir())

@@ -4,6 +4,7 @@ mod check;
 mod fix;
 mod graph;
 mod report;
+pub mod schema;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,8 @@ enum Command {
     },
     /// List every rule with its code, name, default severity and summary.
     Rules,
+    /// Write a JSON Schema per bundle file kind, and the yaml-language-server settings that map them.
+    Schema(schema::SchemaArgs),
 }
 
 /// Output formats of `mzk check`.
@@ -69,6 +72,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Schema(args) => schema::run(args),
         Command::Lsp => crate::lsp::main(),
         Command::Explain { rule } => match Rule::lookup(&rule) {
             Some(rule) => {

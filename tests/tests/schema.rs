@@ -1,0 +1,150 @@
+//! `mzk schema`: the exported JSON Schemas, checked with an independent
+//! validator (the jsonschema crate) against the files mozaiks 0.2.0 accepts:
+//! the example bundles and the 15 real bundles its wheel ships.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::schema::FILE_KINDS;
+use mzk_analyzer::syntax::{self, Node, NodeKind, Value as Yaml};
+use mzk_tests::repo;
+use serde_json::{json, Value};
+
+fn mzk() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+}
+
+/// A YAML tree as JSON, with mozaiks' YAML 1.1 reading (what yaml-language-server
+/// would read as YAML 1.2 differs only for scalars like `yes`, which the
+/// schemas accept either way).
+fn to_json(node: &Node) -> Value {
+    match &node.kind {
+        NodeKind::Map(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|e| {
+                    let key = match to_json(&e.key) {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, to_json(&e.value))
+                })
+                .collect(),
+        ),
+        NodeKind::Seq(items) => Value::Array(items.iter().map(to_json).collect()),
+        NodeKind::Scalar(s) => match &s.value {
+            Yaml::Null => Value::Null,
+            Yaml::Bool(b) => json!(b),
+            Yaml::Int(i) => i64::try_from(*i).map_or_else(|_| json!(*i as f64), |i| json!(i)),
+            Yaml::Float(f) => json!(f),
+            other => json!(other.python_str()),
+        },
+        NodeKind::Invalid => Value::Null,
+    }
+}
+
+/// The folder of the real bundles, when the reference could be fetched.
+fn real_corpus() -> Option<PathBuf> {
+    let output = Command::new("python3")
+        .arg(repo().join("tests/conformance/run.py"))
+        .arg("--print-corpus")
+        .output()
+        .ok()?;
+    let path = String::from_utf8(output.stdout).ok()?;
+    let path = PathBuf::from(path.trim());
+    path.is_dir().then_some(path)
+}
+
+fn bundles_in(root: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("orchestrator.yaml").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn exported_schemas_accept_every_file_mozaiks_accepts() {
+    let out = std::env::temp_dir().join(format!("mzk-schemas-{}", std::process::id()));
+    let status = mzk().args(["schema", "--out"]).arg(&out).status().unwrap();
+    assert!(status.success());
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("yaml-language-server.settings.json")).unwrap(),
+    )
+    .unwrap();
+    let mapping = settings["yaml.schemas"].as_object().unwrap();
+    assert_eq!(mapping.len(), FILE_KINDS.len());
+
+    let mut bundles = bundles_in(&repo().join("bundles"));
+    let corpus = real_corpus();
+    match &corpus {
+        Some(corpus) => bundles.extend(bundles_in(corpus)),
+        None => eprintln!("SKIP the real bundles: mozaiks 0.2.0 could not be fetched"),
+    }
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (name, globs) in mapping {
+        let schema: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap();
+        let validator = jsonschema::draft7::new(&schema)
+            .unwrap_or_else(|e| panic!("{name} is not a valid draft-07 schema: {e}"));
+        let relative = globs[0].as_str().unwrap().trim_start_matches("**/");
+        for bundle in &bundles {
+            let Ok(text) = std::fs::read_to_string(bundle.join(relative)) else {
+                continue;
+            };
+            let document = syntax::parse(&text, FileId(0), &mut Vec::new());
+            let instance = document.root.as_ref().map_or(json!({}), to_json);
+            for error in validator.iter_errors(&instance) {
+                failures.push(format!("{}/{relative}: {error}", bundle.display()));
+            }
+            checked += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every kind of file appears in the examples and real bundles.
+    assert!(
+        checked >= 2 * FILE_KINDS.len(),
+        "only {checked} files checked"
+    );
+    if corpus.is_some() {
+        assert!(checked > 100, "only {checked} files checked");
+    }
+}
+
+#[test]
+fn exported_schemas_reject_what_the_schema_description_forbids() {
+    let out = std::env::temp_dir().join(format!("mzk-schemas-neg-{}", std::process::id()));
+    assert!(mzk()
+        .args(["schema", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap()
+        .success());
+    let load = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
+    };
+    let graph = jsonschema::draft7::new(&load("transition_graph.schema.json")).unwrap();
+    let rule = json!({"source_agent": "A", "target_agent": "B", "transition_type": "after_turn"});
+    assert!(graph.is_valid(&json!({"transition_rules": [rule]})));
+    // An unknown key, a value outside the enum, a missing required key.
+    let mut unknown = rule.clone();
+    unknown["conditon_key"] = json!("x");
+    assert!(!graph.is_valid(&json!({"transition_rules": [unknown]})));
+    let mut bad_enum = rule.clone();
+    bad_enum["transition_type"] = json!("sometimes");
+    assert!(!graph.is_valid(&json!({"transition_rules": [bad_enum]})));
+    let mut missing = rule.clone();
+    missing.as_object_mut().unwrap().remove("source_agent");
+    assert!(!graph.is_valid(&json!({"transition_rules": [missing]})));
+    let agents = jsonschema::draft7::new(&load("agents.schema.json")).unwrap();
+    assert!(
+        !agents.is_valid(&json!({"agents": [{"name": "A", "max_consecutive_auto_reply": "many"}]}))
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
