@@ -215,6 +215,18 @@ pub fn analyze_bundle_cached(
     let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
     model::mentions::scan(&mut bundle, fs, &unreferenced, shared, cache);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
+    sort_diagnostics(&mut diagnostics);
+    cache.finish();
+    Analysis {
+        bundle,
+        symbols,
+        diagnostics,
+    }
+}
+
+/// The order diagnostics are reported in: by file, position, rule and
+/// message, without duplicates.
+pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.sort_by(|a, b| {
         (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
             b.file,
@@ -225,12 +237,6 @@ pub fn analyze_bundle_cached(
         ))
     });
     diagnostics.dedup();
-    cache.finish();
-    Analysis {
-        bundle,
-        symbols,
-        diagnostics,
-    }
 }
 
 /// Analyses several bundles on all available cores, results in input order.

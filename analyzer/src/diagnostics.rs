@@ -69,12 +69,20 @@ pub enum Fix {
     /// Add an `after_turn` rule from `source` back to the user after the
     /// source's last rule in transition_graph.yaml.
     AddFallback { source: String },
+    /// Rewrite the suppression comment at `range` (from `#` to its end) as
+    /// `replacement`, or remove it (with its line when alone on it).
+    RemoveSuppression {
+        range: TextRange,
+        replacement: Option<String>,
+    },
 }
 
 impl Fix {
     pub fn applicability(&self) -> Applicability {
         match self {
-            Fix::ReplaceWord { .. } | Fix::DeclareVariable { .. } => Applicability::Safe,
+            Fix::ReplaceWord { .. }
+            | Fix::DeclareVariable { .. }
+            | Fix::RemoveSuppression { .. } => Applicability::Safe,
             Fix::RemoveEntry { .. } | Fix::AddFallback { .. } => Applicability::Unsafe,
         }
     }
@@ -93,6 +101,13 @@ impl Fix {
             Fix::AddFallback { source } => {
                 format!("Add an after_turn fallback from `{source}` back to the user")
             }
+            Fix::RemoveSuppression {
+                replacement: None, ..
+            } => "Remove the unused suppression comment".into(),
+            Fix::RemoveSuppression {
+                replacement: Some(r),
+                ..
+            } => format!("Keep only the used codes: `{r}`"),
         }
     }
 }

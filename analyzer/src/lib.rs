@@ -7,12 +7,14 @@
 pub mod analysis;
 pub mod cache;
 pub mod checks;
+pub mod config;
 pub mod diagnostics;
 pub mod graph;
 pub mod ide;
 pub mod model;
 pub mod rules;
 pub mod schema;
+pub mod suppression;
 pub mod syntax;
 
 pub use analysis::{
@@ -20,3 +22,4 @@ pub use analysis::{
     Analysis, FileSystem, MemoryFs, RealFs,
 };
 pub use cache::FileCache;
+pub use config::{Config, ConfigError, Overrides};

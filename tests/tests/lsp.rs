@@ -680,6 +680,44 @@ async fn completion_on_a_half_typed_line() {
     client.notify("exit", Value::Null).await;
 }
 
+/// The editor shows what `mzk check` shows: the configuration found above
+/// the bundle and the suppression comments of the (unsaved) text apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configuration_and_suppressions_apply_in_the_editor() {
+    let dir = bundle_copy("lsp", "SupportDesk", "config");
+    let root = dir.parent().unwrap().to_path_buf();
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let original = std::fs::read_to_string(&graph).unwrap();
+    std::fs::write(root.join("mzk.toml"), "[severity]\nMZ201 = \"warning\"\n").unwrap();
+    let broken = original.replacen("target_agent: ClassifierAgent", "target_agent: Zebra", 1);
+    let (mut client, server, _) = Client::start(&["utf-8"]).await;
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": broken}}))
+        .await;
+    let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
+    let zebra = diagnostics
+        .iter()
+        .find(|d| d["code"] == "MZ201")
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    assert_eq!(zebra["severity"], 2, "the configuration makes it a warning");
+    // A suppression typed in the editor, not saved.
+    let suppressed = broken.replacen(
+        "target_agent: Zebra",
+        "target_agent: Zebra  # mzk: ignore[MZ201]",
+        1,
+    );
+    client
+        .notify("textDocument/didChange", json!({"textDocument": {"uri": graph_uri, "version": 2}, "contentChanges": [{"text": suppressed}]}))
+        .await;
+    let diagnostics = client.diagnostics(&graph_uri, Some(2)).await;
+    assert!(
+        !diagnostics.iter().any(|d| d["code"] == "MZ201"),
+        "{diagnostics:?}"
+    );
+    client.stop(server).await;
+}
+
 /// Malformed and unexpected messages get the JSON-RPC answers the protocol
 /// prescribes, and the server keeps serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

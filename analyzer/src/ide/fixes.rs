@@ -73,6 +73,9 @@ fn edits(analysis: &Analysis, diagnostic: &Diagnostic, fix: &Fix) -> Option<Vec<
             description,
         } => declare_variable(analysis, name, ty, description)?,
         Fix::AddFallback { source } => add_fallback(analysis, source)?,
+        Fix::RemoveSuppression { range, replacement } => {
+            remove_suppression(analysis, diagnostic.file, *range, replacement.as_deref())?
+        }
     };
     Some(vec![edit])
 }
@@ -90,6 +93,41 @@ fn remove_entry(analysis: &Analysis, file: FileId, range: TextRange) -> Option<T
     Some(TextEdit {
         file,
         range: TextRange::new(line_start as u32, end as u32),
+        new_text: String::new(),
+    })
+}
+
+/// Rewrites a suppression comment, or removes it: with its line when the
+/// comment is alone on it, else with the spaces before it.
+fn remove_suppression(
+    analysis: &Analysis,
+    file: FileId,
+    range: TextRange,
+    replacement: Option<&str>,
+) -> Option<TextEdit> {
+    let text = &analysis.bundle.file(file)?.text;
+    if let Some(replacement) = replacement {
+        return Some(TextEdit {
+            file,
+            range,
+            new_text: replacement.to_string(),
+        });
+    }
+    let start = range.start as usize;
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..start];
+    let range = if before.trim().is_empty() {
+        let end = text[start..]
+            .find('\n')
+            .map_or(text.len(), |i| start + i + 1);
+        TextRange::new(line_start as u32, end as u32)
+    } else {
+        let kept = before.trim_end().len();
+        TextRange::new((line_start + kept) as u32, range.end)
+    };
+    Some(TextEdit {
+        file,
+        range,
         new_text: String::new(),
     })
 }

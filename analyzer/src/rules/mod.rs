@@ -140,6 +140,10 @@ rules! {
     WorkerField => ("MZ702", "worker-field", Warning, "A worker or dependency field that the task model does not have"),
     ConveyorPlan => ("MZ703", "conveyor-plan", Error, "A conveyor's decomposition agent cannot produce DecompositionPlan.tasks"),
     BatchSourcePath => ("MZ704", "batch-source-path", Warning, "A structured_output task source path that the trigger agent's model does not have"),
+
+    // MZ9xx: mzk's own suppression comments.
+    UnusedSuppression => ("MZ901", "unused-suppression", Warning, "A `# mzk: ignore[...]` comment that suppresses nothing"),
+    InvalidSuppression => ("MZ902", "invalid-suppression", Warning, "A `# mzk:` comment mzk cannot read: unknown code, misplaced ignore-file, bad syntax"),
 }
 
 impl Rule {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mzk_analyzer::diagnostics::Severity;
-use mzk_analyzer::{analyze_bundles, discover_bundles, Analysis, RealFs};
+use mzk_analyzer::{analyze_bundles, discover_bundles, Analysis, Config, Overrides, RealFs};
 
 use super::fix;
 use super::report::{self, Located};
@@ -20,45 +20,154 @@ pub struct CheckArgs {
     /// Never colour the output (colour is used only when stdout is a terminal and NO_COLOR is unset).
     #[arg(long)]
     no_color: bool,
-    /// Apply the safe fixes (misspelt names, keys and enum values; declarations of undeclared variables) to the files, then report what remains.
+    /// Apply the safe fixes (misspelt names, keys and enum values; declarations of undeclared variables; unused suppressions) to the files, then report what remains.
     #[arg(long)]
     fix: bool,
     /// With --fix, also apply the unsafe fixes: removing unknown keys, adding after_turn fallbacks to the user.
-    #[arg(long, requires = "fix")]
+    #[arg(long)]
     unsafe_fixes: bool,
+    /// Print the fixes as a unified diff instead of writing them (implies --fix; nothing is written).
+    #[arg(long)]
+    diff: bool,
+    /// Use this configuration file (mzk.toml, or a pyproject.toml with [tool.mzk]) instead of the one found above each bundle.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Only these rules: codes or prefixes, comma-separated (replaces the configuration's `select`; `ALL` for every rule).
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    select: Option<Vec<String>>,
+    /// Also these rules (adds to `select`).
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    extend_select: Vec<String>,
+    /// Not these rules (adds to the configuration's `ignore`).
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    ignore: Vec<String>,
+    /// Check again whenever a file under the paths changes; print what changed each time.
+    #[arg(long)]
+    watch: bool,
 }
 
-pub fn run(args: CheckArgs) -> ExitCode {
-    let cwd = std::env::current_dir().unwrap_or_default();
+/// The bundles to check and the configuration of each.
+struct Plan {
+    bundles: Vec<PathBuf>,
+    configs: Vec<Config>,
+}
+
+/// Finds the bundles under the paths and the configuration of each; on a
+/// usage or configuration error, the message and exit code.
+fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths
+        args.paths.clone()
     };
-    let mut bundles: Vec<PathBuf> = Vec::new();
+    let overrides = Overrides {
+        select: args.select.clone(),
+        extend_select: args.extend_select.clone(),
+        ignore: args.ignore.clone(),
+    };
+    let explicit = match &args.config {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| (format!("{}: {e}", file.display()), 2))?;
+            let in_pyproject = file.file_name().is_some_and(|n| n == "pyproject.toml");
+            let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+            Some(Config::parse(&file, &text, in_pyproject).map_err(|e| (e.to_string(), 2))?)
+        }
+        None => None,
+    };
+    let mut plan = Plan {
+        bundles: Vec::new(),
+        configs: Vec::new(),
+    };
     for path in &paths {
         if !path.exists() {
-            eprintln!("mzk: {}: no such file or folder", path.display());
-            return ExitCode::from(2);
+            return Err((format!("{}: no such file or folder", path.display()), 2));
         }
         // Absolute, canonical paths: the folder name is what workflow_name must match.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         let found = discover_bundles(&RealFs, &path);
         if found.is_empty() {
-            eprintln!(
-                "mzk: {}: no bundle found (a bundle is a folder holding orchestrator.yaml)",
-                path.display()
-            );
-            return ExitCode::from(2);
+            return Err((
+                format!(
+                    "{}: no bundle found (a bundle is a folder holding orchestrator.yaml)",
+                    path.display()
+                ),
+                2,
+            ));
         }
         for bundle in found {
-            if !bundles.contains(&bundle) {
-                bundles.push(bundle);
+            if plan.bundles.contains(&bundle) {
+                continue;
             }
+            let config = match &explicit {
+                Some(config) => config.clone(),
+                None => Config::discover(&RealFs, &bundle).map_err(|e| (e.to_string(), 2))?,
+            };
+            let config = config
+                .with_overrides(&overrides)
+                .map_err(|e| (e.to_string(), 2))?;
+            // A bundle named on the command line is checked even when excluded.
+            if bundle != path && config.excludes(&bundle) {
+                continue;
+            }
+            plan.bundles.push(bundle);
+            plan.configs.push(config);
         }
     }
-    let mut analyses: Vec<Analysis> = analyze_bundles(&RealFs, &bundles);
-    if args.fix {
+    Ok(plan)
+}
+
+/// Analyses every planned bundle with its configuration applied.
+fn analyse(plan: &Plan) -> Vec<Analysis> {
+    let mut analyses = analyze_bundles(&RealFs, &plan.bundles);
+    for (analysis, config) in analyses.iter_mut().zip(&plan.configs) {
+        config.apply(analysis);
+    }
+    analyses
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    let plan = match make_plan(&args) {
+        Ok(plan) => plan,
+        Err((message, code)) => {
+            eprintln!("mzk: {message}");
+            return ExitCode::from(code);
+        }
+    };
+    if args.watch {
+        let roots: Vec<PathBuf> = if args.paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            args.paths.clone()
+        };
+        return super::watch::run(&roots, || {
+            // Planned again each round: a new bundle or a changed
+            // configuration counts.
+            let plan = make_plan(&args).map_err(|(message, _)| message)?;
+            let analyses = analyse(&plan);
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let located: Vec<Located> = analyses
+                .iter()
+                .flat_map(|a| a.diagnostics.iter().map(move |d| (a, d)))
+                .map(|(a, d)| Located::new(a, d, &cwd))
+                .collect();
+            Ok(report::concise_lines(&located))
+        });
+    }
+    let mut analyses = analyse(&plan);
+    if args.diff {
+        let planned = fix::plan(&analyses, args.unsafe_fixes);
+        print!(
+            "{}",
+            fix::unified_diff(&planned, &std::env::current_dir().unwrap_or_default())
+        );
+        return if planned.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        };
+    }
+    if args.fix || args.unsafe_fixes {
         // A pass leaves out edits that collide with another; the next pass,
         // on a fresh analysis, picks them up. The bound stops a fix that
         // would keep re-offering itself.
@@ -67,13 +176,25 @@ pub fn run(args: CheckArgs) -> ExitCode {
             if fix::apply(&analyses, args.unsafe_fixes, &mut fixed) == 0 {
                 break;
             }
-            analyses = analyze_bundles(&RealFs, &bundles);
+            analyses = analyse(&plan);
         }
         eprintln!("{fixed}");
     }
+    let (text, errors) = report_of(&args, &analyses);
+    print!("{text}");
+    if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The report in the chosen format, and the number of errors in it.
+fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
+    let cwd = std::env::current_dir().unwrap_or_default();
     let mut located = Vec::new();
     let mut files = 0;
-    for analysis in &analyses {
+    for analysis in analyses {
         files += analysis.bundle.files.len();
         for diagnostic in &analysis.diagnostics {
             located.push(Located::new(analysis, diagnostic, &cwd));
@@ -102,12 +223,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         OutputFormat::Sarif => report::sarif(&located),
         OutputFormat::Github => report::github(&located),
     };
-    print!("{text}");
-    if errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    (text, errors)
 }
 
 /// A path for display: relative to the current folder when it lies below it.

@@ -37,12 +37,19 @@ impl fmt::Display for Fixed {
     }
 }
 
-/// Applies, file by file, the first fix of each diagnostic that `unsafe_fixes`
-/// allows (safe ones only by default), in one pass, and returns how many
-/// edits it wrote. Edits that overlap one already chosen wait for the next
-/// pass, on a fresh analysis.
-pub fn apply(analyses: &[Analysis], unsafe_fixes: bool, fixed: &mut Fixed) -> usize {
-    let before = fixed.edits;
+/// A file with the fixes of one pass applied, not yet written.
+pub struct PlannedFile {
+    pub path: PathBuf,
+    pub before: String,
+    pub after: String,
+    pub edits: usize,
+}
+
+/// The first fix of each diagnostic that `unsafe_fixes` allows (safe ones
+/// only by default), applied in memory, file by file, in one pass. Edits
+/// that overlap one already chosen wait for the next pass.
+pub fn plan(analyses: &[Analysis], unsafe_fixes: bool) -> Vec<PlannedFile> {
+    let mut planned = Vec::new();
     for analysis in analyses {
         let chosen = analysis.diagnostics.iter().filter_map(|d| {
             ide::fixes(analysis, d)
@@ -57,36 +64,66 @@ pub fn apply(analyses: &[Analysis], unsafe_fixes: bool, fixed: &mut Fixed) -> us
             let Some(f) = analysis.bundle.file(file) else {
                 continue;
             };
-            let path = analysis.bundle.dir.join(&f.relative);
-            // Offsets are into the text as analysed; if the file changed since,
-            // or was not plain UTF-8 (a BOM, another encoding), writing would
-            // corrupt it.
-            match std::fs::read(&path) {
-                Ok(bytes) if bytes == f.text.as_bytes() => {}
-                Ok(_) => {
-                    fixed.skipped.push((
-                        path,
-                        "its bytes differ from the analysed text (changed meanwhile, or not plain UTF-8)".into(),
-                    ));
-                    continue;
-                }
-                Err(e) => {
-                    fixed.skipped.push((path, e.to_string()));
-                    continue;
-                }
-            }
-            let mut text = f.text.clone();
+            let mut after = f.text.clone();
             for e in edits.iter().rev() {
-                text.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
+                after.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
             }
-            match std::fs::write(&path, text) {
-                Ok(()) => {
-                    fixed.edits += edits.len();
-                    fixed.files.insert(path);
-                }
-                Err(e) => fixed.skipped.push((path, e.to_string())),
+            planned.push(PlannedFile {
+                path: analysis.bundle.dir.join(&f.relative),
+                before: f.text.clone(),
+                after,
+                edits: edits.len(),
+            });
+        }
+    }
+    planned
+}
+
+/// Writes one pass of fixes and returns how many edits it wrote.
+pub fn apply(analyses: &[Analysis], unsafe_fixes: bool, fixed: &mut Fixed) -> usize {
+    let before = fixed.edits;
+    for file in plan(analyses, unsafe_fixes) {
+        // Offsets are into the text as analysed; if the file changed since,
+        // or was not plain UTF-8 (a BOM, another encoding), writing would
+        // corrupt it.
+        match std::fs::read(&file.path) {
+            Ok(bytes) if bytes == file.before.as_bytes() => {}
+            Ok(_) => {
+                fixed.skipped.push((
+                    file.path,
+                    "its bytes differ from the analysed text (changed meanwhile, or not plain UTF-8)".into(),
+                ));
+                continue;
             }
+            Err(e) => {
+                fixed.skipped.push((file.path, e.to_string()));
+                continue;
+            }
+        }
+        match std::fs::write(&file.path, &file.after) {
+            Ok(()) => {
+                fixed.edits += file.edits;
+                fixed.files.insert(file.path);
+            }
+            Err(e) => fixed.skipped.push((file.path, e.to_string())),
         }
     }
     fixed.edits - before
+}
+
+/// The planned fixes as a unified diff, paths relative to `cwd`.
+pub fn unified_diff(planned: &[PlannedFile], cwd: &std::path::Path) -> String {
+    let mut out = String::new();
+    for file in planned {
+        let shown = super::check::display_path(&file.path, cwd);
+        let diff = similar::TextDiff::from_lines(&file.before, &file.after);
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{shown}"), &format!("b/{shown}"))
+                .to_string(),
+        );
+    }
+    out
 }

@@ -5,6 +5,7 @@ mod fix;
 mod graph;
 mod report;
 pub mod schema;
+mod watch;
 
 use std::process::ExitCode;
 

@@ -141,19 +141,29 @@ fn summary_line(summary: &Summary) -> String {
     )
 }
 
+/// One line per diagnostic: `path:line:column: severity[CODE] message`.
+pub fn concise_lines(located: &[Located]) -> Vec<String> {
+    located
+        .iter()
+        .map(|l| {
+            format!(
+                "{}:{}:{}: {}[{}] {}",
+                l.place.path,
+                l.place.start.line,
+                l.place.start.column,
+                l.diagnostic.severity.as_str(),
+                l.code(),
+                l.diagnostic.message
+            )
+        })
+        .collect()
+}
+
 pub fn concise(located: &[Located], summary: &Summary) -> String {
     let mut out = String::new();
-    for l in located {
-        let _ = writeln!(
-            out,
-            "{}:{}:{}: {}[{}] {}",
-            l.place.path,
-            l.place.start.line,
-            l.place.start.column,
-            l.diagnostic.severity.as_str(),
-            l.code(),
-            l.diagnostic.message
-        );
+    for line in concise_lines(located) {
+        out.push_str(&line);
+        out.push('\n');
     }
     out.push_str(&summary_line(summary));
     out

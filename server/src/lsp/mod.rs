@@ -16,7 +16,8 @@ use mzk_analyzer::graph::{mermaid, TransitionGraph};
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::{ColumnUnit, LineCol, TextRange};
 use mzk_analyzer::{
-    analyze_bundle, analyze_bundle_cached, discover_bundles, ide, Analysis, FileCache, RealFs,
+    analyze_bundle, analyze_bundle_cached, discover_bundles, ide, Analysis, Config, FileCache,
+    RealFs,
 };
 use ropey::Rope;
 use tokio::sync::Mutex;
@@ -229,7 +230,11 @@ fn watched(path: &Path) -> bool {
         )
     });
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    !skipped && matches!(extension, "yaml" | "yml" | "py" | "json" | "txt" | "md")
+    !skipped
+        && matches!(
+            extension,
+            "yaml" | "yml" | "py" | "json" | "txt" | "md" | "toml"
+        )
 }
 
 impl Backend {
@@ -269,18 +274,33 @@ impl Backend {
             (bundle, generation, Overlay { open }, cache, shared)
         };
         let dir = bundle.clone();
-        let Ok((analysis, shared)) = tokio::task::spawn_blocking(move || {
+        let Ok((analysis, shared, config_error)) = tokio::task::spawn_blocking(move || {
             let shared =
                 shared.unwrap_or_else(|| Arc::new(SharedMentions::scan(&overlay, root_of(&dir))));
             // A panic in an earlier analysis leaves whole entries only.
             let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-            let analysis = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
-            (analysis, shared)
+            let mut analysis = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
+            // The same configuration and suppressions as `mzk check`; a broken
+            // configuration falls back to the defaults and is reported.
+            let (config, config_error) = match Config::discover(&overlay, &dir) {
+                Ok(config) => (config, None),
+                Err(e) => (Config::defaults(&dir), Some(e)),
+            };
+            config.apply(&mut analysis);
+            (analysis, shared, config_error)
         })
         .await
         else {
             return; // the analysis panicked: keep the previous diagnostics
         };
+        if let Some(error) = config_error {
+            self.client
+                .show_message(
+                    MessageType::ERROR,
+                    format!("mzk: {error}; using the default settings until it is fixed"),
+                )
+                .await;
+        }
         self.state
             .lock()
             .await
@@ -329,6 +349,16 @@ impl Backend {
         self.state.lock().await.published.insert(bundle, now);
     }
 
+    /// An open document changed (opened, edited, closed): its bundle is
+    /// analysed again, or, for a configuration file, every bundle below it.
+    async fn document_changed(&self, path: &Path) {
+        if path.extension().is_some_and(|e| e == "toml") {
+            self.files_changed(vec![path.to_path_buf()]).await;
+        } else {
+            self.reanalyse(path).await;
+        }
+    }
+
     /// Files changed on disk (a tools/*.py, a closed YAML file, a deletion):
     /// re-analyse each bundle they belong to once. Open documents keep their
     /// editor text.
@@ -336,6 +366,17 @@ impl Backend {
         let mut bundles: Vec<PathBuf> = Vec::new();
         let mut shared_changed: Vec<PathBuf> = Vec::new();
         for path in paths {
+            // A configuration governs every bundle below its folder.
+            if path.extension().is_some_and(|e| e == "toml") {
+                let folder = path.parent().unwrap_or(&path).to_path_buf();
+                let state = self.state.lock().await;
+                for b in state.analyses.keys().filter(|b| b.starts_with(&folder)) {
+                    if !bundles.contains(b) {
+                        bundles.push(b.clone());
+                    }
+                }
+                continue;
+            }
             match bundle_of(&path, |p| p.exists()) {
                 Some(bundle) => {
                     if !bundles.contains(&bundle) {
@@ -597,7 +638,7 @@ impl LanguageServer for Backend {
             (state.roots.clone(), state.can_watch)
         };
         if can_watch {
-            let watchers = ["**/*.yaml", "**/*.yml", "**/*.py"]
+            let watchers = ["**/*.yaml", "**/*.yml", "**/*.py", "**/*.toml"]
                 .into_iter()
                 .map(|glob| FileSystemWatcher {
                     glob_pattern: GlobPattern::String(glob.into()),
@@ -830,7 +871,7 @@ impl LanguageServer for Backend {
                 version: params.text_document.version,
             },
         );
-        self.reanalyse(&path).await;
+        self.document_changed(&path).await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -856,12 +897,12 @@ impl LanguageServer for Backend {
             }
             doc.version = params.text_document.version;
         }
-        self.reanalyse(&path).await;
+        self.document_changed(&path).await;
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         if let Some(path) = path_of(&params.text_document.uri) {
-            self.reanalyse(&path).await;
+            self.document_changed(&path).await;
         }
     }
 
@@ -871,7 +912,7 @@ impl LanguageServer for Backend {
         };
         self.state.lock().await.documents.remove(&path);
         // The file is read from disk again from now on.
-        self.reanalyse(&path).await;
+        self.document_changed(&path).await;
     }
 
     async fn goto_definition(

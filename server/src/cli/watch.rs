@@ -1,0 +1,128 @@
+//! `mzk check --watch`: checks, then checks again whenever a file under the
+//! paths changes, printing only what changed since the previous round —
+//! `+` for a new diagnostic, `-` for one that went away — and a summary.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use notify::Watcher;
+
+/// How long to wait for more events before checking again (a save can
+/// touch several files, an editor can write then rename).
+const QUIET: Duration = Duration::from_millis(200);
+
+/// Whether a change at `path` can change a check.
+fn relevant(path: &Path) -> bool {
+    let skipped = path.components().any(|c| {
+        matches!(
+            c.as_os_str().to_str(),
+            Some(".git" | "target" | "node_modules" | "__pycache__")
+        )
+    });
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    !skipped
+        && matches!(
+            extension,
+            "yaml" | "yml" | "py" | "toml" | "json" | "js" | "jsx" | "ts" | "tsx"
+        )
+}
+
+/// What changed between two rounds, as printed.
+pub fn changes(previous: &BTreeSet<String>, now: &BTreeSet<String>) -> Vec<String> {
+    let gone = previous.difference(now).map(|l| format!("- {l}"));
+    let new = now.difference(previous).map(|l| format!("+ {l}"));
+    gone.chain(new).collect()
+}
+
+/// Runs `check` now and after every relevant change under `roots`, until
+/// interrupted. `check` gives one line per diagnostic, or an error message.
+pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, String>) -> ExitCode {
+    let (tx, rx) = mpsc::channel::<PathBuf>();
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event {
+            if matches!(event.kind, notify::EventKind::Access(_)) {
+                return;
+            }
+            for path in event.paths.into_iter().filter(|p| relevant(p)) {
+                let _ = tx.send(path);
+            }
+        }
+    });
+    let mut watcher = match watcher {
+        Ok(watcher) => watcher,
+        Err(e) => {
+            eprintln!("mzk: cannot watch files: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for root in roots {
+        if let Err(e) = watcher.watch(root, notify::RecursiveMode::Recursive) {
+            eprintln!("mzk: cannot watch {}: {e}", root.display());
+            return ExitCode::from(2);
+        }
+    }
+    let mut previous: BTreeSet<String> = BTreeSet::new();
+    let mut round = 0;
+    loop {
+        match check() {
+            Ok(lines) => {
+                let now: BTreeSet<String> = lines.into_iter().collect();
+                let changed = changes(&previous, &now);
+                if round == 0 {
+                    for line in &now {
+                        println!("{line}");
+                    }
+                } else {
+                    for line in &changed {
+                        println!("{line}");
+                    }
+                }
+                let errors = now.iter().filter(|l| l.contains(": error[")).count();
+                println!(
+                    "mzk: {} diagnostic{} ({errors} error{}){}; watching for changes (Ctrl-C to stop)",
+                    now.len(),
+                    if now.len() == 1 { "" } else { "s" },
+                    if errors == 1 { "" } else { "s" },
+                    if round == 0 {
+                        String::new()
+                    } else {
+                        format!(", {} changed", changed.len())
+                    }
+                );
+                previous = now;
+            }
+            Err(message) => println!("mzk: {message}; watching for changes (Ctrl-C to stop)"),
+        }
+        round += 1;
+        // Block for the next change, then let the burst settle.
+        if rx.recv().is_err() {
+            return ExitCode::SUCCESS;
+        }
+        while rx.recv_timeout(QUIET).is_ok() {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_changed_is_printed() {
+        let a: BTreeSet<String> = ["x:1:1: error[MZ101] a", "y:2:1: warning[MZ301] b"]
+            .map(String::from)
+            .into();
+        let b: BTreeSet<String> = ["y:2:1: warning[MZ301] b", "z:3:1: error[MZ201] c"]
+            .map(String::from)
+            .into();
+        assert_eq!(
+            changes(&a, &b),
+            ["- x:1:1: error[MZ101] a", "+ z:3:1: error[MZ201] c"]
+        );
+        assert!(relevant(Path::new("/w/B/agents.yaml")));
+        assert!(!relevant(Path::new("/w/.git/index")));
+        assert!(!relevant(Path::new("/w/B/notes.txt")));
+    }
+}
