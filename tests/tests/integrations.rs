@@ -1,0 +1,99 @@
+//! The pre-commit hook and the GitHub Action: their files parse, name
+//! options mzk has, and the hook's file pattern selects bundle files only.
+
+use std::process::Command;
+
+use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::syntax::{self, Node};
+use mzk_tests::repo;
+
+fn yaml(relative: &str) -> Node {
+    let text = std::fs::read_to_string(repo().join(relative)).unwrap();
+    let mut diagnostics = Vec::new();
+    let document = syntax::parse(&text, FileId(0), &mut diagnostics);
+    assert!(diagnostics.is_empty(), "{relative}: {diagnostics:?}");
+    document.root.expect("a document")
+}
+
+fn mzk_help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn pre_commit_hook_selects_bundle_files() {
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let hook = &hooks.as_seq().unwrap()[0];
+    assert_eq!(hook.get("id").and_then(Node::as_str), Some("mzk-check"));
+    let entry = hook.get("entry").and_then(Node::as_str).unwrap();
+    assert!(entry.starts_with("mzk check"), "{entry}");
+    let help = mzk_help(&["check"]);
+    for option in entry.split_whitespace().filter(|w| w.starts_with("--")) {
+        assert!(
+            help.contains(option),
+            "`{option}` is not an option of mzk check"
+        );
+    }
+    // pre-commit matches `files` with Python's re.search.
+    let pattern = hook.get("files").and_then(Node::as_str).unwrap();
+    let script = r#"
+import re, sys
+pattern = re.compile(sys.argv[1])
+selected = ["orchestrator.yaml", "flows/Desk/agents.yaml", "Desk/transition_graph.yaml",
+            "Desk/extended_orchestration/task_batches.yaml", "Desk/tools/lookup.py", "mzk.toml",
+            "pyproject.toml", "a/b/context_variables.yaml", "x/structured_outputs.yaml"]
+skipped = ["README.md", "Desk/notes.yaml", "Desk/tools/sub/x.py", "src/app.py", "Desk/agents.yml"]
+bad = [p for p in selected if not pattern.search(p)] + [p for p in skipped if pattern.search(p)]
+print("\n".join(bad))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, pattern])
+        .output()
+        .expect("python3 is installed (the README's test command installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wrong = String::from_utf8(out.stdout).unwrap();
+    assert!(wrong.trim().is_empty(), "mis-selected by the hook: {wrong}");
+}
+
+#[test]
+fn github_action_installs_this_version_and_uses_real_options() {
+    let action = yaml("action.yml");
+    let steps = action
+        .get("runs")
+        .and_then(|r| r.get("steps"))
+        .and_then(Node::as_seq)
+        .unwrap();
+    let scripts: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s.get("run").and_then(Node::as_str))
+        .collect();
+    assert!(scripts[0].contains("--path \"$GITHUB_ACTION_PATH/server\""));
+    assert!(repo().join("server/Cargo.toml").is_file());
+    let help = mzk_help(&["check"]);
+    for script in &scripts[1..] {
+        for option in script
+            .split_whitespace()
+            .filter(|w| w.starts_with("--") && !w.contains('$'))
+        {
+            assert!(
+                help.contains(option),
+                "`{option}` is not an option of mzk check"
+            );
+        }
+    }
+    for format in ["sarif", "github", "concise"] {
+        assert!(help.contains(format), "{format}");
+    }
+    assert!(steps.iter().any(|s| s
+        .get("uses")
+        .and_then(Node::as_str)
+        .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif"))));
+}
