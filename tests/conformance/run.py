@@ -142,6 +142,43 @@ def is_contract_error(d):
     return is_error(d) and (d["code"].startswith("MZ0") or d["code"].startswith("MZ1"))
 
 
+def check_fixes(mzk, python, work, mutants, verdicts, found):
+    """Applies mzk's safe fixes to a copy of the mutants that offer one and
+    compares the reference's verdicts before and after; returns the number
+    of failures (a verdict made worse, a second run that still fixes)."""
+    def offers_safe_fix(m):
+        return any(f["applicability"] == "safe"
+                   for d in found.get(m["folder"], []) for f in d.get("fixes", []))
+    fixable = [m for m in mutants if offers_safe_fix(m)]
+    if not fixable:
+        log("\nfixes: no mutant offers a safe fix")
+        return 0
+    copy = Path(tempfile.mkdtemp(prefix="mzk-conformance-fix-"))
+    try:
+        if (work / "_shared").is_dir():
+            shutil.copytree(work / "_shared", copy / "_shared")
+        for m in fixable:
+            shutil.copytree(work / m["folder"], copy / m["folder"])
+        first = run([str(mzk), "check", "--fix", "--output-format", "concise", "."], cwd=copy)
+        second = run([str(mzk), "check", "--fix", "--output-format", "concise", "."], cwd=copy)
+        after = reference_verdicts(python, copy, [m["folder"] for m in fixable])
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    worse = [m for m in fixable if verdicts[m["folder"]]["valid"] and not after[m["folder"]]["valid"]]
+    repaired = [m for m in fixable if not verdicts[m["folder"]]["valid"] and after[m["folder"]]["valid"]]
+    idempotent = "fixed 0 problems" in second.stderr
+    log(f"\nfixes: `mzk check --fix` on the {len(fixable)} mutants with a safe fix: "
+        f"{first.stderr.strip().splitlines()[0] if first.stderr.strip() else '(nothing said)'}; "
+        f"reference verdict repaired on {len(repaired)}, made worse on {len(worse)}; "
+        f"second run: {second.stderr.strip().splitlines()[0] if second.stderr.strip() else '(nothing said)'}")
+    for m in worse:
+        log(f"  WORSE after --fix: {m['id']} {m['folder']} [{m['operator']}] {m['file']} {m['detail']}: "
+            f"{after[m['folder']]['errors'][0][:300]}")
+    if not idempotent:
+        log("  NOT IDEMPOTENT: the second `mzk check --fix` still fixed something")
+    return len(worse) + (0 if idempotent else 1)
+
+
 def load_allowlist():
     allowed = {}
     path = HERE / "allowlist.txt"
@@ -246,6 +283,11 @@ def main():
         for d in diagnostics:
             if is_contract_error(d) or not verdict["valid"]:
                 log(f"  mzk: {d['path']}:{d['range']['start']['line']}: {d['severity']}[{d['code']}] {d['message'][:200]}")
+    # 3. Fixes: `mzk check --fix` on every mutant with a safe fix must never
+    #    make the reference's verdict worse, and must leave nothing to fix
+    #    for a second run (idempotence).
+    failures += check_fixes(mzk, python, work, mutants, verdicts, found)
+
     stale = sorted(set(allowed) - {m["id"] for m, _, _ in disagreements})
     if stale:
         log(f"\nnote: allow-list entries that now agree (remove them): {', '.join(stale)}")

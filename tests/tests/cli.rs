@@ -398,3 +398,28 @@ fn lsp_process_exits_promptly_after_exit_while_stdin_stays_open() {
     assert!(status.success(), "{status}");
     drop(stdin);
 }
+
+#[test]
+fn the_rules_index_is_generated_from_the_registry() {
+    let out = mzk(&["rules", "--format", "markdown"], &repo());
+    let committed = std::fs::read_to_string(repo().join("docs/rules/README.md")).unwrap();
+    assert_eq!(
+        stdout(&out),
+        committed,
+        "docs/rules/README.md is stale: run `mzk rules --format markdown > docs/rules/README.md`"
+    );
+    // Every page the index links exists, and every page is in the index.
+    for entry in std::fs::read_dir(repo().join("docs/rules")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name != "README.md" {
+            assert!(
+                committed.contains(&format!("]({name})")),
+                "{name} is not a rule page"
+            );
+        }
+    }
+    let explained = stdout(&mzk(&["explain", "MZ211"], &repo()));
+    assert!(explained.starts_with("# MZ211 unused-variable"));
+    assert!(explained.contains("Default severity: **warning**"));
+    assert!(explained.contains("ignore = [\"MZ211\"]"));
+}

@@ -335,7 +335,7 @@ pub fn sarif(located: &[Located]) -> String {
                 "name": info.name,
                 "shortDescription": {"text": info.summary},
                 "fullDescription": {"text": info.summary},
-                "help": {"text": info.doc, "markdown": info.doc},
+                "help": {"text": super::explain(*r), "markdown": super::explain(*r)},
                 "defaultConfiguration": {"level": sarif_level(info.severity)},
             })
         })
