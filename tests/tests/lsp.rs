@@ -715,6 +715,27 @@ async fn configuration_and_suppressions_apply_in_the_editor() {
         !diagnostics.iter().any(|d| d["code"] == "MZ201"),
         "{diagnostics:?}"
     );
+
+    // A broken configuration is shown to the user, and the defaults apply.
+    std::fs::write(root.join("mzk.toml"), "selct = [\"MZ1\"]\n").unwrap();
+    client
+        .notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": [{"uri": uri(&root.join("mzk.toml")), "type": 2}]}),
+        )
+        .await;
+    loop {
+        let message = client.next().await;
+        if message["method"] == "window/showMessage" {
+            let text = message["params"]["message"].as_str().unwrap();
+            assert!(
+                text.contains("unknown key `selct` (did you mean `select`?)"),
+                "{text}"
+            );
+            assert_eq!(message["params"]["type"], 1);
+            break;
+        }
+    }
     client.stop(server).await;
 }
 

@@ -60,6 +60,9 @@ struct State {
     /// Per workflows root, what its shared folders mention; dropped when a
     /// file outside every bundle changes.
     shared: HashMap<PathBuf, Arc<SharedMentions>>,
+    /// The configuration error last shown per bundle: shown once, not on
+    /// every keystroke.
+    config_errors: HashMap<PathBuf, String>,
     /// The server's own watcher over the roots, for clients that cannot
     /// watch files for us (dropping it stops watching).
     fallback_watcher: Option<notify::RecommendedWatcher>,
@@ -293,13 +296,26 @@ impl Backend {
         else {
             return; // the analysis panicked: keep the previous diagnostics
         };
-        if let Some(error) = config_error {
-            self.client
-                .show_message(
-                    MessageType::ERROR,
-                    format!("mzk: {error}; using the default settings until it is fixed"),
-                )
-                .await;
+        let message =
+            config_error.map(|e| format!("mzk: {e}; using the default settings until it is fixed"));
+        let shown = {
+            let mut state = self.state.lock().await;
+            match &message {
+                Some(m) => {
+                    state
+                        .config_errors
+                        .insert(bundle.clone(), m.clone())
+                        .as_ref()
+                        != Some(m)
+                }
+                None => {
+                    state.config_errors.remove(&bundle);
+                    false
+                }
+            }
+        };
+        if let (true, Some(message)) = (shown, message) {
+            self.client.show_message(MessageType::ERROR, message).await;
         }
         self.state
             .lock()
