@@ -20,6 +20,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,6 +143,66 @@ def is_contract_error(d):
     return is_error(d) and (d["code"].startswith("MZ0") or d["code"].startswith("MZ1"))
 
 
+# Pydantic error types a JSON Schema can express (unknown and missing keys,
+# types, enums and literals, bounds): a single-file rejection made only of
+# these must be a rejection by the exported schema too.
+SCHEMA_ERROR_TYPES = {
+    "extra_forbidden", "missing", "string_type", "int_type", "int_parsing", "int_from_float",
+    "float_type", "float_parsing", "bool_type", "bool_parsing", "dict_type", "list_type",
+    "model_type", "model_attributes_type", "literal_error", "enum", "greater_than_equal",
+    "less_than_equal", "greater_than", "less_than", "too_short", "string_too_short",
+}
+
+
+def check_schemas(mzk, schema_check, work, mutants, verdicts):
+    """The JSON Schemas of `mzk schema`, judged by an independent validator
+    (mzk-schema-check, the jsonschema crate) on the mutants: every rejection
+    of one file that JSON Schema can express must be a schema rejection, and
+    nothing the reference accepts may be rejected by a schema. Returns the
+    number of failures."""
+    schemas = Path(tempfile.mkdtemp(prefix="mzk-conformance-schemas-"))
+    try:
+        result = run([str(mzk), "schema", "--out", str(schemas)])
+        if result.returncode != 0:
+            log(f"error: mzk schema failed:\n{result.stderr}")
+            sys.exit(2)
+        result = run([str(schema_check), str(schemas), *[str(work / m["folder"]) for m in mutants]])
+        if result.returncode != 0:
+            log(f"error: mzk-schema-check failed:\n{result.stderr}")
+            sys.exit(2)
+    finally:
+        shutil.rmtree(schemas, ignore_errors=True)
+    judged = {}
+    for line in result.stdout.splitlines():
+        record = json.loads(line)
+        judged[record["bundle"]] = record["errors"]
+    expressible, missed, stricter = 0, [], []
+    for m in mutants:
+        verdict, errors = verdicts[m["folder"]], judged.get(m["folder"], [])
+        if verdict["valid"]:
+            if errors:
+                stricter.append((m, errors))
+            continue
+        first = verdict["errors"][0]
+        # The file the reference rejects (catalogue mutants do not name theirs).
+        rejected = re.match(r"Invalid ([\w/]+\.yaml): ", first)
+        types = set(re.findall(r"\[type=([a-z_]+)", first))
+        if not rejected or not types or not types <= SCHEMA_ERROR_TYPES:
+            continue
+        expressible += 1
+        if not any(e["file"] == rejected.group(1) for e in errors):
+            missed.append((m, first))
+    log(f"\nschemas: {expressible} single-file rejections JSON Schema can express, "
+        f"{expressible - len(missed)} rejected by the exported schema; "
+        f"{sum(1 for m in mutants if verdicts[m['folder']]['valid'])} accepted mutants, "
+        f"{len(stricter)} rejected by a schema")
+    for m, first in missed:
+        log(f"  SCHEMA ACCEPTS: {m['id']} {m['folder']} [{m['operator']}] {m['file']} {m['detail']}: {first[:200]}")
+    for m, errors in stricter:
+        log(f"  SCHEMA STRICTER: {m['id']} {m['folder']} [{m['operator']}] {errors[0]['file']}: {errors[0]['message'][:200]}")
+    return len(missed) + len(stricter)
+
+
 def check_fixes(mzk, python, work, mutants, verdicts, found):
     """Applies mzk's safe fixes to a copy of the mutants that offer one and
     compares the reference's verdicts before and after; returns the number
@@ -202,6 +263,8 @@ def main():
     parser.add_argument("--count", type=int, default=320, help="random mutants (default 320)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--keep", type=Path, help="write mutants here and keep them")
+    parser.add_argument("--schema-check", type=Path,
+                        help="the mzk-schema-check binary: also judge the exported JSON Schemas on the mutants")
     args = parser.parse_args()
     if args.print_corpus:
         print(ensure_reference(cache_dir())[1])
@@ -287,6 +350,8 @@ def main():
     #    make the reference's verdict worse, and must leave nothing to fix
     #    for a second run (idempotence).
     failures += check_fixes(mzk, python, work, mutants, verdicts, found)
+    if args.schema_check:
+        failures += check_schemas(mzk, args.schema_check.resolve(), work, mutants, verdicts)
 
     stale = sorted(set(allowed) - {m["id"] for m, _, _ in disagreements})
     if stale:

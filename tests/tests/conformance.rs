@@ -1,6 +1,8 @@
 //! Conformance with mozaiks 0.2.0: runs tests/conformance/run.py, which
 //! installs the reference from PyPI (cached), compares verdicts on the real
-//! bundles and on generated mutants, and prints the agreement table.
+//! bundles and on generated mutants, and prints the agreement table; then
+//! checks that `mzk check --fix` never makes a verdict worse, and that the
+//! exported JSON Schemas reject what mozaiks rejects in one file (and only that).
 //! It prints SKIP (and passes) only when PyPI is unreachable and nothing is cached.
 
 use std::process::Command;
@@ -14,6 +16,8 @@ fn mzk_agrees_with_the_reference_validator() {
         .arg(&script)
         .arg("--mzk")
         .arg(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .arg("--schema-check")
+        .arg(env!("CARGO_BIN_EXE_mzk-schema-check"))
         .output()
         .expect("python3 is installed (the README's test command installs it)");
     let text = String::from_utf8_lossy(&output.stdout);

@@ -5,43 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mzk_analyzer::diagnostics::FileId;
 use mzk_analyzer::schema::FILE_KINDS;
-use mzk_analyzer::syntax::{self, Node, NodeKind, Value as Yaml};
-use mzk_tests::repo;
+use mzk_tests::{repo, yaml_as_json};
 use serde_json::{json, Value};
 
 fn mzk() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
-}
-
-/// A YAML tree as JSON, with mozaiks' YAML 1.1 reading (what yaml-language-server
-/// would read as YAML 1.2 differs only for scalars like `yes`, which the
-/// schemas accept either way).
-fn to_json(node: &Node) -> Value {
-    match &node.kind {
-        NodeKind::Map(entries) => Value::Object(
-            entries
-                .iter()
-                .map(|e| {
-                    let key = match to_json(&e.key) {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (key, to_json(&e.value))
-                })
-                .collect(),
-        ),
-        NodeKind::Seq(items) => Value::Array(items.iter().map(to_json).collect()),
-        NodeKind::Scalar(s) => match &s.value {
-            Yaml::Null => Value::Null,
-            Yaml::Bool(b) => json!(b),
-            Yaml::Int(i) => i64::try_from(*i).map_or_else(|_| json!(*i as f64), |i| json!(i)),
-            Yaml::Float(f) => json!(f),
-            other => json!(other.python_str()),
-        },
-        NodeKind::Invalid => Value::Null,
-    }
 }
 
 /// The folder of the real bundles, when the reference could be fetched.
@@ -97,8 +66,7 @@ fn exported_schemas_accept_every_file_mozaiks_accepts() {
             let Ok(text) = std::fs::read_to_string(bundle.join(relative)) else {
                 continue;
             };
-            let document = syntax::parse(&text, FileId(0), &mut Vec::new());
-            let instance = document.root.as_ref().map_or(json!({}), to_json);
+            let instance = yaml_as_json(&text).expect("the file parses");
             for error in validator.iter_errors(&instance) {
                 failures.push(format!("{}/{relative}: {error}", bundle.display()));
             }

@@ -171,15 +171,24 @@ impl Definitions {
                 json!({ "type": "string", "pattern": "\\S" })
             }
             Kind::Enum { values, nullable } => with_null(json!({ "enum": values }), nullable),
-            // Case-folded on load: any spelling of the values is accepted.
+            // Folded on load (stripped, lower-cased, `-` read as `_`).
             Kind::ToolType { nullable } => with_null(
-                json!({ "type": "string", "examples": ["Agent_Tool", "UI_Tool", "UI_Surface"] }),
+                json!({
+                    "type": "string",
+                    "pattern": folded_pattern(&["Agent_Tool", "UI_Tool", "UI_Surface"], true, true, false),
+                }),
                 nullable,
             ),
-            Kind::LowerEnum { values } => {
-                with_null(json!({ "type": "string", "examples": values }), true)
-            }
-            Kind::Catalog { values } => with_null(json!({ "enum": values }), true),
+            // Stripped and lower-cased on load; blank reads as null.
+            Kind::LowerEnum { values } => with_null(
+                json!({ "type": "string", "pattern": folded_pattern(values, true, false, true) }),
+                true,
+            ),
+            // Stripped on load, case kept; blank reads as null.
+            Kind::Catalog { values } => with_null(
+                json!({ "type": "string", "pattern": folded_pattern(values, false, false, true) }),
+                true,
+            ),
             Kind::VersionOne => json!({ "const": 1 }),
             Kind::Bool { nullable } => with_null(lax_bool(), nullable),
             Kind::Int {
@@ -208,7 +217,7 @@ impl Definitions {
             ] }),
             Kind::List(list) => self.list(list),
             Kind::EnumList { values, .. } => json!({
-                "type": ["array", "null"],
+                "type": "array",
                 "items": { "enum": values },
             }),
             Kind::StrOrList => json!({ "anyOf": [
@@ -226,13 +235,13 @@ impl Definitions {
                 }
             }
             Kind::ObjectList(shape) => {
-                json!({ "type": ["array", "null"], "items": self.reference(shape) })
+                json!({ "type": "array", "items": self.reference(shape) })
             }
             Kind::ObjectMap {
                 shape, non_empty, ..
             } => {
                 let mut map = json!({
-                    "type": ["object", "null"],
+                    "type": "object",
                     "additionalProperties": self.reference(shape),
                 });
                 if non_empty {
@@ -241,7 +250,7 @@ impl Definitions {
                 map
             }
             Kind::Registry => json!({
-                "type": ["object", "null"],
+                "type": "object",
                 "additionalProperties": { "type": ["string", "null"] },
             }),
             Kind::ModelDefinitions => {
@@ -252,7 +261,7 @@ impl Definitions {
                 ]
                 .map(|shape| self.reference(shape));
                 json!({
-                    "type": ["object", "null"],
+                    "type": "object",
                     "additionalProperties": { "oneOf": variants },
                 })
             }
@@ -300,6 +309,33 @@ impl Definitions {
             ),
         }
     }
+}
+
+/// A pattern for text that, once stripped (with `any_case`, lower-cased;
+/// with `dashes`, `-` read as `_`), is one of `values`; `blank` also admits
+/// blank text.
+fn folded_pattern(values: &[&str], any_case: bool, dashes: bool, blank: bool) -> String {
+    let alternatives: Vec<String> = values
+        .iter()
+        .map(|value| {
+            value
+                .chars()
+                .map(|c| match c {
+                    c if any_case && c.is_ascii_alphabetic() => {
+                        format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+                    }
+                    '_' if dashes => "[-_]".to_string(),
+                    c if "\\^$.|?*+()[]{}/".contains(c) => format!("\\{c}"),
+                    c => c.to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    format!(
+        "^\\s*({}){}\\s*$",
+        alternatives.join("|"),
+        if blank { "?" } else { "" }
+    )
 }
 
 /// Booleans as Pydantic's lax mode reads them (YAML 1.2 readers see `yes`
