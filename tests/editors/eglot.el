@@ -1,9 +1,15 @@
 ;;; eglot.el --- drives `mzk lsp' from Emacs 28 + eglot in batch mode -*- lexical-binding: t -*-
-;; Opens TEST_FILE, waits for its diagnostics, asks for a definition and
-;; completions, shuts the server down, and writes what it received to OUT.
-;; env: LSP_CMD, TEST_FILE, OUT, DEF_LINE/DEF_COL, COMP_LINE/COMP_COL (0-based).
+;; Loads the shipped editors/emacs/mzk.el, opens TEST_FILE (which it must put
+;; in `mzk-bundle-mode'), starts eglot the way `M-x eglot' does (from
+;; `eglot-server-programs'), waits for its diagnostics, asks for a definition
+;; and completions, shuts the server down, and writes what it received to OUT.
+;; env: LSP_CMD, TEST_FILE, OUT, DEF_LINE/DEF_COL, COMP_LINE/COMP_COL (0-based),
+;;      PLUGIN_EMACS (the editors/emacs folder), OTHER_YAML.
 (require 'eglot)
 (require 'json)
+(add-to-list 'load-path (getenv "PLUGIN_EMACS"))
+(require 'mzk)
+(setq mzk-command (split-string (getenv "LSP_CMD")))
 (defvar mzk--diagnostics nil)
 (defvar mzk--cwd default-directory)
 (cl-defmethod eglot-handle-notification :before
@@ -13,14 +19,15 @@
 (defun mzk--at (line col)
   (list :textDocument (list :uri (eglot--path-to-uri (getenv "TEST_FILE")))
         :position (list :line (string-to-number line) :character (string-to-number col))))
-(let* ((cmd (split-string (getenv "LSP_CMD")))
-       (deadline (+ (float-time) 30))
+(let* ((deadline (+ (float-time) 30))
        (out (expand-file-name (getenv "OUT") mzk--cwd))
-       definition completion shutdown-error)
+       other-mode mode definition completion shutdown-error)
   (setq eglot-connect-timeout 30)
+  (find-file (getenv "OTHER_YAML"))
+  (setq other-mode major-mode)
   (find-file (getenv "TEST_FILE"))
-  (text-mode)
-  (eglot '(text-mode) (cons 'transient default-directory) 'eglot-lsp-server cmd "yaml")
+  (setq mode major-mode)
+  (apply #'eglot (eglot--guess-contact))
   (while (and (not mzk--diagnostics) (< (float-time) deadline))
     (accept-process-output nil 0.05))
   (let ((server (eglot-current-server)))
@@ -36,6 +43,8 @@
   (with-temp-file out
     (insert (json-encode
              (list :received (if mzk--diagnostics t :json-false)
+                   :mode (symbol-name mode)
+                   :other_mode (symbol-name other-mode)
                    :diagnostics (or mzk--diagnostics [])
                    :definition definition
                    :completion (mapcar (lambda (item) (plist-get item :label))

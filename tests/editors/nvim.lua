@@ -1,24 +1,27 @@
--- Drives `mzk lsp` from headless Neovim 0.7 (start_client + buf_attach_client,
--- the API 0.7 has) and writes what the editor received as JSON.
+-- Drives `mzk lsp` from headless Neovim through the module shipped in
+-- editors/neovim (on 0.7 it takes its start_client fallback) and writes what
+-- the editor received as JSON.
 -- env: LSP_CMD (server argv), TEST_FILE (file to open), OUT (JSON path),
---      DEF_LINE/DEF_COL (0-based definition position), COMP_LINE/COMP_COL.
+--      DEF_LINE/DEF_COL (0-based definition position), COMP_LINE/COMP_COL,
+--      PLUGIN (the editors/neovim folder), OTHER_YAML (a YAML file outside bundles).
 local cmd = vim.split(os.getenv("LSP_CMD"), " ", { trimempty = true })
+vim.opt.runtimepath:prepend(os.getenv("PLUGIN"))
+local published = nil
+local default_publish = vim.lsp.handlers["textDocument/publishDiagnostics"]
+vim.lsp.handlers["textDocument/publishDiagnostics"] = function(err, result, ctx, config)
+  if result.uri == vim.uri_from_fname(os.getenv("TEST_FILE")) then published = result end
+  return default_publish(err, result, ctx, config)
+end
+local mzk = require("mzk")
+mzk.setup({ cmd = cmd })
+
+-- A YAML file that is not part of a bundle gets no server.
+vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("OTHER_YAML")))
+local other_attached = #vim.tbl_keys(vim.lsp.buf_get_clients(0)) > 0
+
 vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("TEST_FILE")))
 local bufnr = vim.api.nvim_get_current_buf()
 local uri = vim.uri_from_bufnr(bufnr)
-local published = nil
-local client_id = vim.lsp.start_client({
-  name = "mzk",
-  cmd = cmd,
-  root_dir = vim.fn.fnamemodify(os.getenv("TEST_FILE"), ":h"),
-  handlers = {
-    ["textDocument/publishDiagnostics"] = function(err, result, ctx, config)
-      if result.uri == uri then published = result end
-      vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
-    end,
-  },
-})
-vim.lsp.buf_attach_client(bufnr, client_id)
 local got = vim.wait(20000, function() return published ~= nil end, 20)
 
 local function at(line, col)
@@ -38,6 +41,12 @@ local labels = {}
 local items = completion ~= vim.NIL and (completion.items or completion) or {}
 for _, item in ipairs(items) do table.insert(labels, item.label) end
 
+-- :MzkGraph opens the Mermaid text in a new window.
+local windows = #vim.api.nvim_list_wins()
+vim.cmd("MzkGraph")
+vim.wait(10000, function() return #vim.api.nvim_list_wins() > windows end, 20)
+local graph = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+
 local f = io.open(os.getenv("OUT"), "w")
 f:write(vim.fn.json_encode({
   received = got,
@@ -45,8 +54,10 @@ f:write(vim.fn.json_encode({
   editor_diagnostics = #vim.diagnostic.get(bufnr),
   definition = definition,
   completion = labels,
+  other_attached = other_attached,
+  graph = graph,
 }), "\n")
 f:close()
-vim.lsp.stop_client(client_id)
-vim.wait(2000, function() return vim.lsp.get_client_by_id(client_id) == nil end, 20)
+for _, client in pairs(vim.lsp.get_active_clients()) do client.stop() end
+vim.wait(2000, function() return #vim.lsp.get_active_clients() == 0 end, 20)
 if got then vim.cmd("qa!") else vim.cmd("cquit 2") end

@@ -60,6 +60,11 @@ fn editor_receives_diagnostics_definition_and_completion(
     let source_line = line_of(&graph, "source_agent: IntakeAgent");
     let value_line = line_of(&graph, "condition_type: context_equals");
     let out = dir.join("editor.json");
+    std::fs::write(
+        dir.parent().unwrap().join("notes.yaml"),
+        "title: not a bundle file\n",
+    )
+    .unwrap();
     let script = repo().join("tests/editors").join(script);
     let status = Command::new("timeout")
         .arg("120")
@@ -75,6 +80,9 @@ fn editor_receives_diagnostics_definition_and_completion(
         .env("DEF_COL", "20")
         .env("COMP_LINE", value_line.to_string())
         .env("COMP_COL", "20")
+        .env("PLUGIN", repo().join("editors/neovim"))
+        .env("PLUGIN_EMACS", repo().join("editors/emacs"))
+        .env("OTHER_YAML", dir.parent().unwrap().join("notes.yaml"))
         .status()
         .expect("the editor runs");
     assert!(status.success(), "{program} exited with {status}");
@@ -125,9 +133,14 @@ fn neovim_receives_diagnostics_definition_and_completion() {
         ],
         "nvim.lua",
     );
-    // Neovim turned the diagnostic into one of its own.
+    // Neovim turned the diagnostic into one of its own; the shipped module
+    // left a YAML file outside the bundle alone and showed the graph.
     if let Some(got) = got {
         assert!(got["editor_diagnostics"].as_u64().unwrap() >= 1, "{got}");
+        assert_eq!(got["other_attached"], false, "{got}");
+        let graph = got["graph"].as_str().unwrap();
+        assert!(graph.starts_with("flowchart"), "{graph}");
+        assert!(graph.contains("IntakeAgent"), "{graph}");
     }
 }
 
@@ -140,7 +153,10 @@ fn emacs_eglot_receives_diagnostics_definition_and_completion() {
         "eglot.el",
     );
     // Emacs sends `shutdown` with null params; the server must accept it.
+    // The shipped mzk.el put the bundle file, and only it, in its mode.
     if let Some(got) = got {
         assert!(got["shutdown_error"].is_null(), "{got}");
+        assert_eq!(got["mode"], "mzk-bundle-mode", "{got}");
+        assert_ne!(got["other_mode"], "mzk-bundle-mode", "{got}");
     }
 }

@@ -97,3 +97,31 @@ fn github_action_installs_this_version_and_uses_real_options() {
         .and_then(Node::as_str)
         .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif"))));
 }
+
+#[test]
+fn helix_languages_file_covers_every_bundle_file() {
+    let text = std::fs::read_to_string(repo().join("editors/helix/languages.toml")).unwrap();
+    let document: toml::Table = text.parse().expect("valid TOML");
+    let server = &document["language-server"]["mzk"];
+    assert_eq!(server["command"].as_str(), Some("mzk"));
+    assert_eq!(server["args"].as_array().unwrap()[0].as_str(), Some("lsp"));
+    let language = &document["language"].as_array().unwrap()[0];
+    assert!(language["language-servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s.as_str() == Some("mzk")));
+    let globs: Vec<&str> = language["file-types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["glob"].as_str().unwrap())
+        .collect();
+    for kind in mzk_analyzer::schema::FILE_KINDS {
+        assert!(
+            globs.contains(&format!("**/{}", kind.path()).as_str()),
+            "{} missing from {globs:?}",
+            kind.path()
+        );
+    }
+}
