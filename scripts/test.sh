@@ -15,6 +15,9 @@ command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
 if ! command -v emacs >/dev/null 2>&1 || ! emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1; then
   need_apt+=(emacs-nox elpa-eglot)
 fi
+# The VS Code extension is built, unit-tested and packaged with Node (20+) and npm.
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]} (apt)"
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
@@ -22,6 +25,30 @@ fi
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
 fi
+
+echo "== VS Code extension (editors/vscode)"
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "Node $node_major is too old: the VS Code extension's tools (@vscode/vsce 3.9) need Node 20 or later" >&2
+  exit 1
+fi
+(
+  cd editors/vscode
+  npm ci --no-audit --no-fund --loglevel=error
+  npm run --silent typecheck
+  npm run --silent build
+  npm test --silent
+  npx vsce package --no-dependencies -o dist/mzk.vsix
+  python3 - <<'PY'
+import json, zipfile
+names = zipfile.ZipFile("dist/mzk.vsix").namelist()
+for needed in ("extension/package.json", "extension/dist/extension.js", "extension/dist/media/mermaid.min.js"):
+    assert needed in names, f"{needed} missing from the .vsix: {names}"
+manifest = json.loads(zipfile.ZipFile("dist/mzk.vsix").read("extension/package.json"))
+assert manifest["activationEvents"] == ["workspaceContains:**/orchestrator.yaml"], manifest["activationEvents"]
+print(f"mzk.vsix: {len(names)} files, manifest ok")
+PY
+)
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -125,3 +125,40 @@ fn helix_languages_file_covers_every_bundle_file() {
         );
     }
 }
+
+/// The VS Code extension contributes every command the server executes, and
+/// its own copy of that list (for palette argument mapping) is the same.
+#[test]
+fn vscode_extension_names_the_server_commands() {
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("editors/vscode/package.json")).unwrap(),
+    )
+    .unwrap();
+    let contributed: Vec<&str> = manifest["contributes"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    let source = std::fs::read_to_string(repo().join("editors/vscode/src/commands.ts")).unwrap();
+    let listed = source
+        .lines()
+        .find(|l| l.starts_with("export const SERVER_COMMANDS"))
+        .unwrap();
+    for command in mzk_server::lsp::COMMANDS {
+        assert!(contributed.contains(&command), "{command} not contributed");
+        assert!(
+            listed.contains(&format!("\"{command}\"")),
+            "{command} not in SERVER_COMMANDS"
+        );
+    }
+    assert_eq!(
+        listed.matches("\"mzk.").count(),
+        mzk_server::lsp::COMMANDS.len(),
+        "SERVER_COMMANDS names a command the server does not have: {listed}"
+    );
+    assert_eq!(
+        manifest["activationEvents"],
+        serde_json::json!(["workspaceContains:**/orchestrator.yaml"])
+    );
+}

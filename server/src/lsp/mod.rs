@@ -32,7 +32,8 @@ const FIX_ALL: &str = "source.fixAll.mzk";
 const RUN_WORKFLOW: &str = "mzk.runWorkflow";
 const RUN_FROM_AGENT: &str = "mzk.runFromAgent";
 const SHOW_GRAPH: &str = "mzk.showGraph";
-const COMMANDS: [&str; 3] = [RUN_WORKFLOW, RUN_FROM_AGENT, SHOW_GRAPH];
+/// The commands the server executes (code lenses, the editor extensions).
+pub const COMMANDS: [&str; 3] = [RUN_WORKFLOW, RUN_FROM_AGENT, SHOW_GRAPH];
 
 /// An open document.
 struct Document {

@@ -1,0 +1,181 @@
+// The VS Code side of mzk: starts `mzk lsp` for the files of workflow bundles,
+// maps the editor's commands to the server's, renders the transition graph,
+// answers the server's questions during runs, and keeps runs out of
+// untrusted workspaces. Everything decidable without VS Code lives in the
+// pure modules beside this one (and is unit-tested there).
+
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+import { allowed, commandArguments, RUN_COMMANDS } from "./commands";
+import { graphHtml } from "./graph";
+import { bundleOf, DOCUMENT_PATTERNS } from "./paths";
+import { resolveServer } from "./server";
+
+const INSTALL_URL = "https://github.com/OWNER/mzk/blob/main/editors/vscode/README.md#install";
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel;
+
+const exists = (p: string) => fs.existsSync(p);
+const isExecutable = (p: string) => {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+function settings() {
+  const config = vscode.workspace.getConfiguration("mzk");
+  return {
+    path: config.get<string>("server.path", ""),
+    extraArgs: config.get<string[]>("server.extraArgs", []),
+    run: {
+      backend: config.get<string>("run.backend", "scenario"),
+      endpoint: config.get<string>("run.endpoint", ""),
+    },
+  };
+}
+
+async function start(context: vscode.ExtensionContext): Promise<void> {
+  const current = settings();
+  const server = resolveServer(current, process.env.PATH ?? "", isExecutable);
+  if ("missing" in server) {
+    output.appendLine(`mzk: ${server.missing}`);
+    const choice = await vscode.window.showErrorMessage(
+      `mzk: ${server.missing}. Install mzk (cargo install --path server) or set mzk.server.path.`,
+      "Open install steps",
+      "Open settings",
+    );
+    if (choice === "Open install steps") {
+      void vscode.env.openExternal(vscode.Uri.parse(INSTALL_URL));
+    } else if (choice === "Open settings") {
+      void vscode.commands.executeCommand("workbench.action.openSettings", "mzk.server");
+    }
+    return;
+  }
+  const serverOptions: ServerOptions = {
+    command: server.command,
+    args: server.args,
+    transport: TransportKind.stdio,
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_PATTERNS.map((pattern) => ({ scheme: "file", pattern })),
+    outputChannel: output,
+    initializationOptions: { run: current.run },
+    middleware: {
+      // The patterns pre-select by name; only files inside a bundle folder go to the server.
+      didOpen: (document, next) =>
+        bundleOf(document.uri.fsPath, exists) ? next(document) : Promise.resolve(),
+      executeCommand: async (command, args, next) => {
+        if (!allowed(command, vscode.workspace.isTrusted)) {
+          void vscode.window.showWarningMessage(
+            "mzk: workflows do not run in an untrusted workspace (Workspace Trust).",
+          );
+          return undefined;
+        }
+        let agent: string | undefined;
+        if (command === "mzk.runFromAgent" && args.length === 0) {
+          agent = await vscode.window.showInputBox({ prompt: "Run from which agent?" });
+          if (!agent) return undefined;
+        }
+        const mapped = commandArguments(
+          command,
+          args,
+          vscode.window.activeTextEditor?.document.uri.fsPath,
+          exists,
+          agent,
+        );
+        if ("error" in mapped) {
+          void vscode.window.showWarningMessage(`mzk: ${mapped.error}`);
+          return undefined;
+        }
+        try {
+          const result = await next(command, mapped.args);
+          if (command === "mzk.showGraph" && typeof result === "string") {
+            showGraph(context, result, String(mapped.args[0]));
+          }
+          return result;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          output.appendLine(`mzk: ${command}: ${message}`);
+          void vscode.window.showErrorMessage(`mzk: ${message}`);
+          return undefined;
+        }
+      },
+    },
+  };
+  client = new LanguageClient("mzk", "mzk", serverOptions, clientOptions);
+  // Runs from the editor: the server streams events and may ask the user.
+  client.onNotification("mzk/runEvent", (event: unknown) => {
+    output.appendLine(typeof event === "string" ? event : JSON.stringify(event));
+  });
+  client.onRequest("mzk/askUser", async (params: { prompt?: string }) => {
+    const text = await vscode.window.showInputBox({
+      prompt: params?.prompt ?? "The workflow asks for your reply",
+      ignoreFocusOut: true,
+    });
+    return { text: text ?? null };
+  });
+  await client.start();
+}
+
+async function stop(): Promise<void> {
+  if (client) {
+    const stopping = client;
+    client = undefined;
+    await stopping.stop();
+  }
+}
+
+function showGraph(context: vscode.ExtensionContext, mermaidText: string, bundle: string): void {
+  const media = vscode.Uri.joinPath(context.extensionUri, "dist", "media");
+  const panel = vscode.window.createWebviewPanel(
+    "mzk.graph",
+    `Graph: ${bundle.split(/[\\/]/).pop()}`,
+    vscode.ViewColumn.Beside,
+    { enableScripts: true, localResourceRoots: [media] },
+  );
+  const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(media, "mermaid.min.js"));
+  panel.webview.html = graphHtml(
+    mermaidText,
+    script.toString(),
+    panel.webview.cspSource,
+    crypto.randomBytes(16).toString("hex"),
+  );
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("mzk", { log: true });
+  context.subscriptions.push(
+    output,
+    vscode.commands.registerCommand("mzk.showOutput", () => output.show()),
+    vscode.commands.registerCommand("mzk.restartServer", async () => {
+      await stop();
+      await start(context);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration("mzk.server")) {
+        await stop();
+        await start(context);
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      output.appendLine(`mzk: workspace trusted; ${RUN_COMMANDS.join(" and ")} are enabled`);
+    }),
+  );
+  await start(context);
+}
+
+export async function deactivate(): Promise<void> {
+  await stop();
+}
