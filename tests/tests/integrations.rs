@@ -162,3 +162,18 @@ fn vscode_extension_names_the_server_commands() {
         serde_json::json!(["workspaceContains:**/orchestrator.yaml"])
     );
 }
+
+#[test]
+fn zed_settings_start_mzk_lsp() {
+    let text = std::fs::read_to_string(repo().join("editors/zed/settings.json")).unwrap();
+    // Zed's settings are JSON with comments.
+    let json: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let settings: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let binary = &settings["lsp"]["yaml-language-server"]["binary"];
+    assert_eq!(binary["path"], "mzk");
+    assert_eq!(binary["arguments"], serde_json::json!(["lsp"]));
+}
