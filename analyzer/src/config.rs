@@ -440,6 +440,32 @@ mod tests {
     }
 
     #[test]
+    fn discovery_takes_the_nearest_file_and_mzk_toml_before_pyproject() {
+        let mut fs = crate::MemoryFs::new();
+        fs.insert("/w/mzk.toml", "ignore = [\"MZ2\"]");
+        fs.insert("/w/pyproject.toml", "[tool.mzk]\nignore = [\"MZ3\"]");
+        fs.insert("/w/flows/pyproject.toml", "[project]\nname = \"x\"\n");
+        fs.insert("/w/flows/Desk/orchestrator.yaml", "");
+        fs.insert("/w/other/pyproject.toml", "[tool.mzk]\nignore = [\"MZ4\"]");
+        fs.insert("/w/other/Desk/orchestrator.yaml", "");
+        // A pyproject without [tool.mzk] is passed over; in /w, mzk.toml wins.
+        let config = Config::discover(&fs, Path::new("/w/flows/Desk")).unwrap();
+        assert_eq!(config.path.as_deref(), Some(Path::new("/w/mzk.toml")));
+        assert!(!config.enabled(Rule::UnknownAgent) && config.enabled(Rule::UnreachableAgent));
+        // The nearest [tool.mzk] wins over the root's mzk.toml.
+        let config = Config::discover(&fs, Path::new("/w/other/Desk")).unwrap();
+        assert_eq!(
+            config.path.as_deref(),
+            Some(Path::new("/w/other/pyproject.toml"))
+        );
+        assert!(config.enabled(Rule::UnknownAgent) && !config.enabled(Rule::ConditionValueType));
+        // Nothing anywhere: every rule.
+        let empty = crate::MemoryFs::new();
+        let config = Config::discover(&empty, Path::new("/x/Desk")).unwrap();
+        assert!(config.path.is_none() && Rule::ALL.iter().all(|r| config.enabled(*r)));
+    }
+
+    #[test]
     fn command_line_overrides() {
         let config = parse("select = [\"MZ1\"]").unwrap();
         let wide = config
