@@ -88,10 +88,18 @@ fn line(root: &Path, analysis: &Analysis, d: &Diagnostic) -> String {
 }
 
 /// Analyses every bundle below `root`, rendered in discovery order.
+/// Every bundle under `root`, analysed with the configuration found above it
+/// and its suppression comments applied, as `mzk check` does.
 pub fn render_all(root: &Path) -> String {
     discover_bundles(&RealFs, root)
         .iter()
-        .map(|dir| render(root, &analyze_bundle(&RealFs, dir)))
+        .map(|dir| {
+            let mut analysis = analyze_bundle(&RealFs, dir);
+            mzk_analyzer::Config::discover(&RealFs, dir)
+                .expect("the fixture's configuration is valid")
+                .apply(&mut analysis);
+            render(root, &analysis)
+        })
         .collect()
 }
 
