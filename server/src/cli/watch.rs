@@ -3,7 +3,7 @@
 //! `+` for a new diagnostic, `-` for one that went away — and a summary.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -13,22 +13,6 @@ use notify::Watcher;
 /// How long to wait for more events before checking again (a save can
 /// touch several files, an editor can write then rename).
 const QUIET: Duration = Duration::from_millis(200);
-
-/// Whether a change at `path` can change a check.
-fn relevant(path: &Path) -> bool {
-    let skipped = path.components().any(|c| {
-        matches!(
-            c.as_os_str().to_str(),
-            Some(".git" | "target" | "node_modules" | "__pycache__")
-        )
-    });
-    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    !skipped
-        && matches!(
-            extension,
-            "yaml" | "yml" | "py" | "toml" | "json" | "js" | "jsx" | "ts" | "tsx"
-        )
-}
 
 /// What changed between two rounds, as printed.
 pub fn changes(previous: &BTreeSet<String>, now: &BTreeSet<String>) -> Vec<String> {
@@ -46,7 +30,7 @@ pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, Str
             if matches!(event.kind, notify::EventKind::Access(_)) {
                 return;
             }
-            for path in event.paths.into_iter().filter(|p| relevant(p)) {
+            for path in event.paths.into_iter().filter(|p| crate::watched_path(p)) {
                 let _ = tx.send(path);
             }
         }
@@ -108,6 +92,7 @@ pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn only_what_changed_is_printed() {
@@ -121,8 +106,10 @@ mod tests {
             changes(&a, &b),
             ["- x:1:1: error[MZ101] a", "+ z:3:1: error[MZ201] c"]
         );
-        assert!(relevant(Path::new("/w/B/agents.yaml")));
-        assert!(!relevant(Path::new("/w/.git/index")));
-        assert!(!relevant(Path::new("/w/B/notes.txt")));
+        assert!(crate::watched_path(Path::new("/w/B/agents.yaml")));
+        assert!(crate::watched_path(Path::new("/w/mzk.toml")));
+        assert!(!crate::watched_path(Path::new("/w/.git/index")));
+        assert!(!crate::watched_path(Path::new("/w/B/node_modules/x/a.js")));
+        assert!(!crate::watched_path(Path::new("/w/B/notes.txt")));
     }
 }

@@ -223,24 +223,6 @@ fn root_of(bundle: &Path) -> &Path {
 /// How long the fallback watcher waits for more events before re-analysing.
 const WATCH_QUIET_PERIOD: std::time::Duration = std::time::Duration::from_millis(150);
 
-/// Whether a changed path can matter to a bundle: its YAML and Python files
-/// and the data files mentions are read from; never build or VCS folders.
-fn watched(path: &Path) -> bool {
-    let skipped = path.components().any(|c| {
-        let name = c.as_os_str().to_string_lossy();
-        matches!(
-            name.as_ref(),
-            ".git" | "target" | "node_modules" | "__pycache__"
-        )
-    });
-    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    !skipped
-        && matches!(
-            extension,
-            "yaml" | "yml" | "py" | "json" | "txt" | "md" | "toml"
-        )
-}
-
 impl Backend {
     /// Analyses (and publishes the diagnostics of) every bundle under `roots`.
     async fn analyse_roots(&self, roots: &[PathBuf]) {
@@ -448,7 +430,7 @@ impl Backend {
                         if matches!(event.kind, notify::EventKind::Access(_)) {
                             return;
                         }
-                        for path in event.paths.into_iter().filter(|p| watched(p)) {
+                        for path in event.paths.into_iter().filter(|p| crate::watched_path(p)) {
                             let _ = tx.send(path);
                         }
                     }
