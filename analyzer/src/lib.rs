@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod graph;
 pub mod ide;
 pub mod model;
+pub mod prompt;
 pub mod rules;
 pub mod schema;
 pub mod suppression;

@@ -423,3 +423,51 @@ fn the_rules_index_is_generated_from_the_registry() {
     assert!(explained.contains("Default severity: **warning**"));
     assert!(explained.contains("ignore = [\"MZ211\"]"));
 }
+
+#[test]
+fn context_shows_each_agents_prompt_and_its_size() {
+    let out = mzk(
+        &["context", "bundles/SupportDesk", "--output-format", "json"],
+        &repo(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["encoding"], "o200k_base");
+    let agents = report["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 6);
+    let intake = &agents[0];
+    assert_eq!(intake["agent"], "IntakeAgent");
+    let text = intake["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[ROLE]\nYou are the first contact"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n\nCUSTOMER_PLAN: None\nDESK_MODE: standard"),
+        "{text}"
+    );
+    assert_eq!(intake["chars"], text.chars().count());
+    let tokens = intake["tokens"].as_u64().unwrap();
+    assert!(tokens > 0 && tokens < text.len() as u64, "{tokens}");
+    assert_eq!(
+        intake["tools"],
+        serde_json::json!(["capture_ticket", "lookup_plan"])
+    );
+    let total: u64 = agents.iter().map(|a| a["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(report["total"]["tokens"], total);
+    // One agent, in the full format; an unknown one is a usage error.
+    let full = stdout(&mzk(
+        &["context", "bundles/SupportDesk", "--agent", "IntakeAgent"],
+        &repo(),
+    ));
+    assert!(full.starts_with("== IntakeAgent (agents.yaml:2)"), "{full}");
+    assert_eq!(
+        mzk(
+            &["context", "bundles/SupportDesk", "--agent", "Nobody"],
+            &repo()
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+}

@@ -1,6 +1,7 @@
 //! The `mzk` command line.
 
 mod check;
+pub mod context;
 mod fix;
 mod graph;
 mod report;
@@ -29,6 +30,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Run the language server on stdin/stdout.
     Lsp,
+    /// Show what each agent is told: its static prompt, size in characters and tokens, what it sees, writes and calls.
+    Context(context::ContextArgs),
     /// Print a bundle's transition graph (Mermaid, DOT or JSON).
     Graph(graph::GraphArgs),
     /// Print a rule's documentation (by code, e.g. MZ101, or by name).
@@ -84,6 +87,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Context(args) => context::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Lsp => crate::lsp::main(),
         Command::Explain { rule } => match Rule::lookup(&rule) {

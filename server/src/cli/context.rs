@@ -1,0 +1,218 @@
+//! `mzk context`: what each agent of a bundle is told, and how big it is —
+//! the static prompt as mozaiks 0.2.0 composes it (`analyzer::prompt`), its
+//! size in characters and in tokens of OpenAI's o200k_base encoding (the
+//! tiktoken-rs crate, which carries the encoding: no network), the variables
+//! the agent sees and writes, its tools, and the prompt middleware that
+//! rewrites the prompt at run time (dynamic, not sized).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mzk_analyzer::prompt::{compose, AgentPrompt};
+use mzk_analyzer::syntax::ColumnUnit;
+use mzk_analyzer::{analyze_bundle, Analysis, RealFs};
+use serde_json::{json, Value};
+
+const ENCODING: &str = "o200k_base";
+
+#[derive(clap::Args, Debug)]
+pub struct ContextArgs {
+    /// The bundle folder (holding orchestrator.yaml).
+    bundle: PathBuf,
+    /// Only this agent.
+    #[arg(long)]
+    agent: Option<String>,
+    /// `full`: each prompt with its breakdown; `json`: the same as data.
+    #[arg(long, value_enum, default_value = "full")]
+    output_format: ContextFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ContextFormat {
+    Full,
+    Json,
+}
+
+/// Counts tokens of the o200k_base encoding.
+pub struct Tokenizer(tiktoken_rs::CoreBPE);
+
+impl Tokenizer {
+    pub fn new() -> Result<Tokenizer, String> {
+        tiktoken_rs::o200k_base()
+            .map(Tokenizer)
+            .map_err(|e| format!("cannot load the {ENCODING} encoding: {e}"))
+    }
+
+    pub fn count(&self, text: &str) -> usize {
+        self.0.encode_ordinary(text).len()
+    }
+}
+
+pub fn run(args: ContextArgs) -> ExitCode {
+    let dir = std::fs::canonicalize(&args.bundle).unwrap_or(args.bundle.clone());
+    if !dir.join("orchestrator.yaml").is_file() {
+        eprintln!(
+            "mzk: {}: not a bundle (no orchestrator.yaml)",
+            args.bundle.display()
+        );
+        return ExitCode::from(2);
+    }
+    let analysis = analyze_bundle(&RealFs, &dir);
+    let mut prompts = compose(&analysis.bundle);
+    if let Some(agent) = &args.agent {
+        prompts.retain(|p| &p.agent == agent);
+        if prompts.is_empty() {
+            let names: Vec<String> = analysis
+                .bundle
+                .agents
+                .iter()
+                .map(|a| a.name.text.clone())
+                .collect();
+            eprintln!(
+                "mzk: no agent `{agent}` in {} (agents: {})",
+                dir.display(),
+                names.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let tokenizer = match Tokenizer::new() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = report(&analysis, &prompts, &tokenizer);
+    match args.output_format {
+        ContextFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        ContextFormat::Full => print!("{}", full(&report)),
+    }
+    ExitCode::SUCCESS
+}
+
+/// The report as data (the `json` format; `full` renders it).
+pub fn report(analysis: &Analysis, prompts: &[AgentPrompt], tokenizer: &Tokenizer) -> Value {
+    let bundle = &analysis.bundle;
+    let place = |file, range: mzk_analyzer::syntax::TextRange| {
+        bundle.file(file).map_or(json!(null), |f| {
+            let p = f
+                .line_index
+                .position(&f.text, range.start, ColumnUnit::Char);
+            json!({"path": f.relative, "line": p.line + 1})
+        })
+    };
+    let agents: Vec<Value> = prompts
+        .iter()
+        .map(|p| {
+            json!({
+                "agent": p.agent,
+                "at": place(p.file, p.range),
+                "chars": p.text.chars().count(),
+                "tokens": tokenizer.count(&p.text),
+                "parts": p.parts.iter().map(|part| json!({
+                    "label": part.label,
+                    "at": place(part.file, part.range),
+                    "chars": part.text.chars().count(),
+                    "tokens": tokenizer.count(&part.text),
+                })).collect::<Vec<_>>(),
+                "dynamic": p.middleware,
+                "visible": p.visible,
+                "writable": p.writable,
+                "tools": p.tools,
+                "text": p.text,
+            })
+        })
+        .collect();
+    let total = |key: &str| {
+        agents
+            .iter()
+            .map(|a| a[key].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    json!({
+        "bundle": bundle.folder_name,
+        "encoding": ENCODING,
+        "agents": agents,
+        "total": {"chars": total("chars"), "tokens": total("tokens")},
+    })
+}
+
+fn full(report: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let number = |v: &Value| v.as_u64().unwrap_or(0);
+    let list = |v: &Value| -> String {
+        let items: Vec<&str> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if items.is_empty() {
+            "none".into()
+        } else {
+            items.join(", ")
+        }
+    };
+    for agent in report["agents"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "== {} ({}:{}) — {} chars, {} tokens",
+            agent["agent"].as_str().unwrap_or(""),
+            agent["at"]["path"].as_str().unwrap_or(""),
+            number(&agent["at"]["line"]),
+            number(&agent["chars"]),
+            number(&agent["tokens"])
+        );
+        for part in agent["parts"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "   {:>7} tokens {:>8} chars  {} ({}:{})",
+                number(&part["tokens"]),
+                number(&part["chars"]),
+                part["label"].as_str().unwrap_or(""),
+                part["at"]["path"].as_str().unwrap_or(""),
+                number(&part["at"]["line"])
+            );
+        }
+        let _ = writeln!(
+            out,
+            "   dynamic (prompt middleware, not sized): {}",
+            list(&agent["dynamic"])
+        );
+        let _ = writeln!(out, "   sees: {}", list(&agent["visible"]));
+        let _ = writeln!(out, "   writes: {}", list(&agent["writable"]));
+        let _ = writeln!(out, "   tools: {}", list(&agent["tools"]));
+        let _ = writeln!(out, "   --- prompt");
+        for line in agent["text"].as_str().unwrap_or("").lines() {
+            let _ = writeln!(out, "   | {line}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{}: {} agents, {} chars, {} tokens ({})",
+        report["bundle"].as_str().unwrap_or(""),
+        report["agents"].as_array().map_or(0, Vec::len),
+        number(&report["total"]["chars"]),
+        number(&report["total"]["tokens"]),
+        report["encoding"].as_str().unwrap_or("")
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tokenizer;
+
+    #[test]
+    fn the_tokenizer_is_o200k_base() {
+        let t = Tokenizer::new().unwrap();
+        assert_eq!(t.count(""), 0);
+        assert_eq!(t.count("hello world"), 2);
+    }
+}
