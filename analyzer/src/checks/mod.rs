@@ -4,6 +4,7 @@ mod authority;
 mod context_contract;
 mod graph;
 mod outcome_contract;
+mod prompt_budget;
 mod python;
 mod references;
 mod structured_outputs;
@@ -31,4 +32,5 @@ pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     task_batches::check(bundle, out);
     python::check(bundle, out);
     graph::check(bundle, out);
+    prompt_budget::check(bundle, out);
 }

@@ -141,6 +141,10 @@ rules! {
     ConveyorPlan => ("MZ703", "conveyor-plan", Error, "A conveyor's decomposition agent cannot produce DecompositionPlan.tasks"),
     BatchSourcePath => ("MZ704", "batch-source-path", Warning, "A structured_output task source path that the trigger agent's model does not have"),
 
+    // MZ8xx: what agents are told (their static prompts).
+    DuplicatedPromptSection => ("MZ801", "duplicated-prompt-section", Warning, "A prompt section repeated in another agent's prompt"),
+    OutputFormatSection => ("MZ802", "output-format-section", Warning, "A prompt section describing an output format a registry model already enforces"),
+
     // MZ9xx: mzk's own suppression comments.
     UnusedSuppression => ("MZ901", "unused-suppression", Warning, "A `# mzk: ignore[...]` comment that suppresses nothing"),
     InvalidSuppression => ("MZ902", "invalid-suppression", Warning, "A `# mzk:` comment mzk cannot read: unknown code, misplaced ignore-file, bad syntax"),
