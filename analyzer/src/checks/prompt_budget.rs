@@ -26,26 +26,67 @@ fn sent_sections(agent: &crate::model::Agent) -> &[PromptSection] {
     }
 }
 
-/// Content compared for duplicates: case and runs of whitespace do not count.
+/// Content compared for duplicates: ASCII case and runs of whitespace do
+/// not count.
 fn normalized(text: &str) -> String {
-    text.split_whitespace()
+    text.split_ascii_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-        .to_lowercase()
+        .to_ascii_lowercase()
+}
+
+/// A hash and the length in characters of `normalized(text)`, computed in
+/// one pass over the bytes without building it: the check runs on every
+/// keystroke in the editor, over every section.
+fn normalized_key(text: &str) -> (u64, usize) {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut chars = 0;
+    let (mut started, mut space) = (false, false);
+    for &byte in text.as_bytes() {
+        if byte.is_ascii_whitespace() {
+            space = started;
+            continue;
+        }
+        if space {
+            hash = (hash ^ b' ' as u64).wrapping_mul(0x0100_0000_01b3);
+            chars += 1;
+            space = false;
+        }
+        started = true;
+        hash = (hash ^ byte.to_ascii_lowercase() as u64).wrapping_mul(0x0100_0000_01b3);
+        // Count characters, not UTF-8 continuation bytes.
+        if byte & 0xC0 != 0x80 {
+            chars += 1;
+        }
+    }
+    (hash, chars)
 }
 
 fn duplicated_sections(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    // Normalized content → (agent, section) in agents.yaml order.
-    let mut copies: HashMap<String, Vec<(&str, &PromptSection)>> = HashMap::new();
+    // Candidates grouped by the normalized content's hash and length, then
+    // confirmed by comparing the normalized texts (only for shared keys).
+    let mut keyed: HashMap<(u64, usize), Vec<(&str, &PromptSection)>> = HashMap::new();
     for agent in &bundle.agents {
         for section in sent_sections(agent) {
-            let key = normalized(&section.content.text);
-            if key.chars().count() >= DUPLICATE_MIN_CHARS {
-                copies
+            if section.content.text.len() < DUPLICATE_MIN_CHARS {
+                continue; // normalizing never lengthens the text
+            }
+            let key = normalized_key(&section.content.text);
+            if key.1 >= DUPLICATE_MIN_CHARS {
+                keyed
                     .entry(key)
                     .or_default()
                     .push((&agent.name.text, section));
             }
+        }
+    }
+    let mut copies: HashMap<String, Vec<(&str, &PromptSection)>> = HashMap::new();
+    for candidates in keyed.into_values().filter(|c| c.len() > 1) {
+        for (agent, section) in candidates {
+            copies
+                .entry(normalized(&section.content.text))
+                .or_default()
+                .push((agent, section));
         }
     }
     for group in copies.values() {
@@ -145,5 +186,23 @@ fn output_format_sections(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 .with_related(model.file, model.range, "the registry entry"),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_is_the_normalized_texts() {
+        for (a, b) in [
+            ("Refunds  are\n granted.", "refunds are granted."),
+            ("  Ünïcode\tTEXT ", "Ünïcode text"),
+        ] {
+            assert_eq!(normalized(a), normalized(b));
+            assert_eq!(normalized_key(a), normalized_key(b));
+            assert_eq!(normalized_key(a).1, normalized(a).chars().count());
+        }
+        assert_ne!(normalized_key("a b"), normalized_key("ab"));
     }
 }
