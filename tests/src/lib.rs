@@ -23,7 +23,8 @@ pub fn bundle_copy(suite: &str, name: &str, test: &str) -> PathBuf {
     root.join(name)
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies a folder tree.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();

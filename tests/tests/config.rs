@@ -293,49 +293,23 @@ fn watch_mode_prints_what_changed() {
 fn fix_is_idempotent_on_the_fixtures() {
     let root = std::env::temp_dir().join(format!("mzk-config-{}-idempotent", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let fixtures = mzk_tests::repo().join("tests/fixtures");
-    let mut stack = vec![fixtures.clone()];
-    while let Some(from) = stack.pop() {
-        for entry in std::fs::read_dir(&from).unwrap() {
-            let path = entry.unwrap().path();
-            let to = root.join(path.strip_prefix(&fixtures).unwrap());
-            if path.is_dir() {
-                std::fs::create_dir_all(&to).unwrap();
-                stack.push(path);
-            } else {
-                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-                std::fs::copy(&path, &to).unwrap();
-            }
-        }
-    }
-    let first = mzk(
-        &[
-            "check",
-            "--fix",
-            "--unsafe-fixes",
-            "--output-format",
-            "concise",
-            ".",
-        ],
-        &root,
-    );
+    mzk_tests::copy_dir(&mzk_tests::repo().join("tests/fixtures"), &root);
+    let fix_all = [
+        "check",
+        "--fix",
+        "--unsafe-fixes",
+        "--output-format",
+        "concise",
+        ".",
+    ];
+    let first = mzk(&fix_all, &root);
     let said = stderr(&first);
     assert!(said.contains("mzk: fixed "), "{said}");
     assert!(
         !said.contains("fixed 0 problems"),
         "the fixtures offer fixes: {said}"
     );
-    let second = mzk(
-        &[
-            "check",
-            "--fix",
-            "--unsafe-fixes",
-            "--output-format",
-            "concise",
-            ".",
-        ],
-        &root,
-    );
+    let second = mzk(&fix_all, &root);
     assert!(
         stderr(&second).contains("fixed 0 problems in 0 files"),
         "{}",

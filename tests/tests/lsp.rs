@@ -22,6 +22,15 @@ struct Client {
 }
 
 impl Client {
+    /// Opens a YAML document with its text at `version`.
+    async fn open(&mut self, uri: &str, version: i64, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": version, "text": text}}),
+        )
+        .await;
+    }
+
     /// `shutdown` then `exit`; the server task must end promptly.
     async fn stop(mut self, server: tokio::task::JoinHandle<()>) {
         let _ = self.request("shutdown", Value::Null).await;
@@ -167,9 +176,7 @@ async fn diagnostics_follow_edits_and_navigation_crosses_files() {
     let (mut client, server, init) = Client::start(&["utf-16"]).await;
     assert_eq!(init["capabilities"]["positionEncoding"], "utf-16");
 
-    client
-        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": broken}}))
-        .await;
+    client.open(&graph_uri, 1, &broken).await;
     let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
     let typo = diagnostics
         .iter()
@@ -346,9 +353,7 @@ async fn quick_fixes_edit_other_files_and_fix_all_stays_safe() {
             1,
         );
     let (mut client, server, _) = Client::start(&["utf-16"]).await;
-    client
-        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": broken}}))
-        .await;
+    client.open(&graph_uri, 1, &broken).await;
     let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
     let undeclared = diagnostics
         .iter()
@@ -437,9 +442,7 @@ async fn positions_are_counted_in_the_negotiated_encoding() {
         let (mut client, _server, init) = Client::start(&encodings).await;
         let expected_encoding = encodings[0];
         assert_eq!(init["capabilities"]["positionEncoding"], expected_encoding);
-        client
-            .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 7, "text": text}}))
-            .await;
+        client.open(&graph_uri, 7, text).await;
         let diagnostics = client.diagnostics(&graph_uri, Some(7)).await;
         let target = diagnostics
             .iter()
@@ -466,7 +469,7 @@ async fn rapid_incremental_edits_stay_in_order() {
     let mut text: Vec<char> = std::fs::read_to_string(&path).unwrap().chars().collect();
     let (mut client, _server, _) = Client::start(&["utf-16"]).await;
     client
-        .notify("textDocument/didOpen", json!({"textDocument": {"uri": file_uri, "languageId": "yaml", "version": 0, "text": text.iter().collect::<String>()}}))
+        .open(&file_uri, 0, &text.iter().collect::<String>())
         .await;
     // Edits inside the description of the first agent: insert and delete
     // characters (é and 😀 included) at a fixed line, tracked client-side.
@@ -562,9 +565,7 @@ async fn outline_and_rename_across_files() {
     let agents_uri = uri(&agents);
     let text = std::fs::read_to_string(&agents).unwrap();
     let (mut client, _server, _) = Client::start(&["utf-16"]).await;
-    client
-        .notify("textDocument/didOpen", json!({"textDocument": {"uri": agents_uri, "languageId": "yaml", "version": 1, "text": text}}))
-        .await;
+    client.open(&agents_uri, 1, &text).await;
     let _ = client.diagnostics(&agents_uri, Some(1)).await;
     let outline = client
         .request(
@@ -655,9 +656,7 @@ async fn completion_on_a_half_typed_line() {
     let mut text = std::fs::read_to_string(&graph).unwrap();
     text.push_str("  - source_agent: ReplyAgent\n    target_agent: Re\n");
     let (mut client, _server, _) = Client::start(&["utf-16"]).await;
-    client
-        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": text}}))
-        .await;
+    client.open(&graph_uri, 1, &text).await;
     let _ = client.diagnostics(&graph_uri, Some(1)).await;
     let line = text.lines().count() - 1;
     let items = client
@@ -692,9 +691,7 @@ async fn configuration_and_suppressions_apply_in_the_editor() {
     std::fs::write(root.join("mzk.toml"), "[severity]\nMZ201 = \"warning\"\n").unwrap();
     let broken = original.replacen("target_agent: ClassifierAgent", "target_agent: Zebra", 1);
     let (mut client, server, _) = Client::start(&["utf-8"]).await;
-    client
-        .notify("textDocument/didOpen", json!({"textDocument": {"uri": graph_uri, "languageId": "yaml", "version": 1, "text": broken}}))
-        .await;
+    client.open(&graph_uri, 1, &broken).await;
     let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
     let zebra = diagnostics
         .iter()
