@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use mzk_analyzer::prompt::{compose, AgentPrompt};
 use mzk_analyzer::syntax::ColumnUnit;
-use mzk_analyzer::{analyze_bundle, Analysis, RealFs};
+use mzk_analyzer::Analysis;
 use serde_json::{json, Value};
 
 const ENCODING: &str = "o200k_base";
@@ -49,15 +49,10 @@ impl Tokenizer {
 }
 
 pub fn run(args: ContextArgs) -> ExitCode {
-    let dir = std::fs::canonicalize(&args.bundle).unwrap_or(args.bundle.clone());
-    if !dir.join("orchestrator.yaml").is_file() {
-        eprintln!(
-            "mzk: {}: not a bundle (no orchestrator.yaml)",
-            args.bundle.display()
-        );
-        return ExitCode::from(2);
-    }
-    let analysis = analyze_bundle(&RealFs, &dir);
+    let analysis = match super::analyse_one(&args.bundle) {
+        Ok(analysis) => analysis,
+        Err(code) => return code,
+    };
     let mut prompts = compose(&analysis.bundle);
     if let Some(agent) = &args.agent {
         prompts.retain(|p| &p.agent == agent);
@@ -70,7 +65,7 @@ pub fn run(args: ContextArgs) -> ExitCode {
                 .collect();
             eprintln!(
                 "mzk: no agent `{agent}` in {} (agents: {})",
-                dir.display(),
+                analysis.bundle.dir.display(),
                 names.join(", ")
             );
             return ExitCode::from(2);

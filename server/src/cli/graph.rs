@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use mzk_analyzer::graph::{edge_label, mermaid, Node, TransitionGraph};
 use mzk_analyzer::syntax::ColumnUnit;
-use mzk_analyzer::{analyze_bundle, RealFs};
 use petgraph::visit::EdgeRef;
 use serde_json::json;
 
@@ -30,15 +29,10 @@ pub enum GraphFormat {
 }
 
 pub fn run(args: GraphArgs) -> ExitCode {
-    let dir = std::fs::canonicalize(&args.bundle).unwrap_or(args.bundle.clone());
-    if !dir.join("orchestrator.yaml").is_file() {
-        eprintln!(
-            "mzk: {}: not a bundle (no orchestrator.yaml)",
-            args.bundle.display()
-        );
-        return ExitCode::from(2);
-    }
-    let analysis = analyze_bundle(&RealFs, &dir);
+    let analysis = match super::analyse_one(&args.bundle) {
+        Ok(analysis) => analysis,
+        Err(code) => return code,
+    };
     let bundle = &analysis.bundle;
     let graph = TransitionGraph::build(bundle);
     let kind = |n: &Node| match n {

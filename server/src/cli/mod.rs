@@ -107,6 +107,21 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Analyses the one bundle a command names (`mzk graph`, `mzk context`);
+/// when the folder holds no orchestrator.yaml, says so and gives exit code 2.
+pub fn analyse_one(path: &std::path::Path) -> Result<mzk_analyzer::Analysis, ExitCode> {
+    // Absolute and canonical: the folder name is what workflow_name must match.
+    let dir = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if !dir.join("orchestrator.yaml").is_file() {
+        eprintln!(
+            "mzk: {}: not a bundle (no orchestrator.yaml)",
+            path.display()
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(mzk_analyzer::analyze_bundle(&mzk_analyzer::RealFs, &dir))
+}
+
 /// A rule's page, with its severity and configuration generated from the registry.
 pub fn explain(rule: Rule) -> String {
     let info = rule.info();
