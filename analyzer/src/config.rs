@@ -309,7 +309,7 @@ impl Config {
         let mut suppressions: Vec<Suppressions> = bundle
             .files
             .iter()
-            .map(|f| suppression::scan(f.id, &f.text, f.kind.is_some()))
+            .map(|f| suppression::scan(f.id, &f.text))
             .collect();
         let mut kept = Vec::with_capacity(analysis.diagnostics.len());
         for mut d in std::mem::take(&mut analysis.diagnostics) {

@@ -46,6 +46,15 @@ pub enum Applicability {
     Unsafe,
 }
 
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
+}
+
 /// A correction a diagnostic offers, as intent; `ide::fixes` turns it into
 /// text edits against the bundle's current text.
 #[derive(Debug, Clone, PartialEq)]

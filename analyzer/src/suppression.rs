@@ -36,7 +36,7 @@ pub struct Suppressions {
 }
 
 /// Finds the suppression comments of a file.
-pub fn scan(file: FileId, text: &str, _yaml: bool) -> Suppressions {
+pub fn scan(file: FileId, text: &str) -> Suppressions {
     let mut out = Suppressions {
         file,
         comments: Vec::new(),
@@ -259,7 +259,7 @@ mod tests {
     #[test]
     fn line_own_line_and_file_level_comments() {
         let text = "# mzk: ignore-file[MZ211]\nkey: 1  # mzk: ignore[MZ101, MZ3]\n# mzk: ignore[MZ2]\n\n# other comment\nnext: 2\n";
-        let mut s = scan(FileId(0), text, true);
+        let mut s = scan(FileId(0), text);
         assert!(s.invalid.is_empty(), "{:?}", s.invalid);
         assert!(s.suppress(Rule::UnusedVariable, 40)); // file level, any line
         assert!(s.suppress(Rule::UnknownKey, 1));
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn unreadable_comments_are_reported() {
         let text = "a: 1  # mzk: ignore\nb: 2  # mzk: ignore[MZ31]\nc: 3  # mzk: ignroe[MZ101]\n# mzk: ignore-file[MZ101]\n";
-        let s = scan(FileId(0), text, true);
+        let s = scan(FileId(0), text);
         let messages: Vec<&str> = s.invalid.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(messages.len(), 4, "{messages:?}");
         assert!(messages[0].contains("needs the codes"));
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_hash_inside_a_word_is_not_a_comment() {
-        let s = scan(FileId(0), "url: http://x/#mzk:ignore[MZ101]\n", true);
+        let s = scan(FileId(0), "url: http://x/#mzk:ignore[MZ101]\n");
         assert!(s.comments.is_empty() && s.invalid.is_empty());
     }
 }

@@ -81,15 +81,6 @@ pub struct LocatedFix<'a> {
     pub edits: Vec<(Place<'a>, String)>,
 }
 
-impl LocatedFix<'_> {
-    fn applicability(&self) -> &'static str {
-        match self.applicability {
-            Applicability::Safe => "safe",
-            Applicability::Unsafe => "unsafe",
-        }
-    }
-}
-
 impl<'a> Located<'a> {
     pub fn new(analysis: &'a Analysis, diagnostic: &'a Diagnostic, cwd: &Path) -> Located<'a> {
         let bundle = &analysis.bundle;
@@ -254,7 +245,7 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
                 })).collect::<Vec<_>>(),
                 "fixes": l.fixes.iter().map(|f| json!({
                     "title": f.title,
-                    "applicability": f.applicability(),
+                    "applicability": f.applicability.as_str(),
                     "edits": f.edits.iter().map(|(p, new_text)| json!({
                         "path": p.path,
                         "range": range_json(p),
@@ -312,7 +303,7 @@ fn sarif_fixes(l: &Located) -> Vec<Value> {
         .iter()
         .map(|f| {
             json!({
-                "description": {"text": format!("{} ({})", f.title, f.applicability())},
+                "description": {"text": format!("{} ({})", f.title, f.applicability.as_str())},
                 "artifactChanges": f.edits.iter().map(|(p, new_text)| json!({
                     "artifactLocation": {"uri": p.path},
                     "replacements": [{
