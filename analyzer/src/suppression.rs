@@ -70,15 +70,15 @@ pub fn scan(file: FileId, text: &str) -> Suppressions {
         if let Some((j, _)) = hash {
             let body = line[j + 1..].trim_start()["mzk:".len()..].trim();
             let range = TextRange::new((start + j) as u32, (start + line.trim_end().len()) as u32);
-            out.read(
-                body,
-                range,
-                i,
-                own_line,
-                before_content,
-                &lines,
-                comment_only,
-            );
+            // On a line of its own, the comment is about the next line of content.
+            let target = if own_line {
+                (i + 1..lines.len())
+                    .find(|&k| !comment_only(lines[k].1))
+                    .unwrap_or(usize::MAX)
+            } else {
+                i
+            };
+            out.read(body, range, target, before_content);
         }
         if !own_line {
             before_content = false;
@@ -97,17 +97,9 @@ impl Suppressions {
         ));
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn read(
-        &mut self,
-        body: &str,
-        range: TextRange,
-        line: usize,
-        own_line: bool,
-        before_content: bool,
-        lines: &[(usize, &str)],
-        comment_only: impl Fn(&str) -> bool,
-    ) {
+    /// Reads the comment `# mzk: <body>` written at `range`, which covers
+    /// the line `target` (0-based) unless it is file-level.
+    fn read(&mut self, body: &str, range: TextRange, target: usize, before_content: bool) {
         let (file_level, rest) = if let Some(rest) = body.strip_prefix("ignore-file") {
             (true, rest)
         } else if let Some(rest) = body.strip_prefix("ignore") {
@@ -151,17 +143,6 @@ impl Suppressions {
         if codes.is_empty() {
             return;
         }
-        // On a line of its own, the comment is about the next line of content.
-        let target = if own_line {
-            lines
-                .iter()
-                .enumerate()
-                .skip(line + 1)
-                .find(|(_, (_, l))| !comment_only(l))
-                .map_or(usize::MAX, |(i, _)| i)
-        } else {
-            line
-        };
         self.comments.push(Comment {
             range,
             file_level,
