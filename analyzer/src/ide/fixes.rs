@@ -85,7 +85,7 @@ fn edits(analysis: &Analysis, diagnostic: &Diagnostic, fix: &Fix) -> Option<Vec<
 fn remove_entry(analysis: &Analysis, file: FileId, range: TextRange) -> Option<TextEdit> {
     let text = &analysis.bundle.file(file)?.text;
     let start = range.start as usize;
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = line_start(text, start);
     if !text[line_start..start].chars().all(|c| c == ' ') {
         return None;
     }
@@ -114,7 +114,7 @@ fn remove_suppression(
         });
     }
     let start = range.start as usize;
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = line_start(text, start);
     let before = &text[line_start..start];
     let range = if before.trim().is_empty() {
         let end = text[start..]
@@ -187,8 +187,13 @@ fn parsed(analysis: &Analysis, kind: FileKind) -> Option<(FileId, &str, Option<N
     Some((file.id, file.text.as_str(), document.root))
 }
 
+/// The offset where the line holding `offset` starts.
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |i| i + 1)
+}
+
 fn column(text: &str, offset: usize) -> usize {
-    offset - text[..offset].rfind('\n').map_or(0, |i| i + 1)
+    offset - line_start(text, offset)
 }
 
 /// Adds `name:` with a typed stub as the last entry of `definitions`.
@@ -308,7 +313,7 @@ fn add_fallback(analysis: &Analysis, source: &str) -> Option<TextEdit> {
         .find(|item| item.get("source_agent").and_then(Node::as_str) == Some(source))
         .or_else(|| items.last())?;
     let start = anchor.range.start as usize;
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = line_start(text, start);
     let prefix = &text[line_start..start];
     // Only the block layout `<spaces>- key: value` is extended.
     if prefix.trim() != "-" || anchor.as_map().is_none() {
