@@ -3,7 +3,8 @@
 //! bundle (the nearest wins; in one folder `mzk.toml` wins over
 //! `pyproject.toml`), and the command line on top. Applied to an analysis
 //! after the fact, together with the suppression comments of its files, so
-//! the checks themselves never know about either.
+//! the checks themselves never know about either; the prompt checks, whose
+//! thresholds are settings, run then with the `[context]` limits.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use globset::{Glob, GlobMatcher};
 
 use crate::analysis::{Analysis, FileSystem};
 use crate::diagnostics::{did_you_mean, mean_hint, Severity};
+use crate::prompt::PromptLimits;
 use crate::rules::Rule;
 use crate::suppression::{self, Suppressions};
 
@@ -22,6 +24,14 @@ const KEYS: &[&str] = &[
     "severity",
     "exclude",
     "per-file-ignores",
+    "context",
+];
+
+/// The keys of the `[context]` table.
+const CONTEXT_KEYS: &[&str] = &[
+    "max-prompt-tokens",
+    "duplicate-min-chars",
+    "near-duplicate-similarity",
 ];
 
 /// A rule selector: `ALL`, a code (`MZ301`) or a code prefix (`MZ3`).
@@ -81,6 +91,8 @@ pub struct Config {
     severity: Vec<(Rule, Severity)>,
     exclude: Vec<GlobMatcher>,
     per_file_ignores: Vec<(GlobMatcher, Vec<Selector>)>,
+    /// Thresholds of the prompt checks (`[context]`).
+    pub prompt_limits: PromptLimits,
 }
 
 /// Command-line options layered over the file: `--select` starts a fresh
@@ -105,6 +117,7 @@ impl Config {
             severity: Vec::new(),
             exclude: Vec::new(),
             per_file_ignores: Vec::new(),
+            prompt_limits: PromptLimits::default(),
         }
     }
 
@@ -219,6 +232,10 @@ impl Config {
                         config.per_file_ignores.push((matcher, codes));
                     }
                 }
+                "context" => {
+                    config.prompt_limits =
+                        prompt_limits(value).map_err(|(k, m)| error(line_of(&k), m))?;
+                }
                 other => {
                     return Err(error(
                         line_of(other),
@@ -305,6 +322,11 @@ impl Config {
     /// Drops what the selection and suppressions turn off, sets severities,
     /// and reports unused or unreadable suppression comments (MZ901, MZ902).
     pub fn apply(&self, analysis: &mut Analysis) {
+        crate::checks::prompt_findings(
+            &analysis.bundle,
+            &self.prompt_limits,
+            &mut analysis.diagnostics,
+        );
         let bundle = &analysis.bundle;
         let mut suppressions: Vec<Suppressions> = bundle
             .files
@@ -349,6 +371,61 @@ impl Config {
         crate::analysis::sort_diagnostics(&mut kept);
         analysis.diagnostics = kept;
     }
+}
+
+/// Reads the `[context]` table; an error names the key it is about.
+fn prompt_limits(value: &toml::Value) -> Result<PromptLimits, (String, String)> {
+    let table = value.as_table().ok_or_else(|| {
+        (
+            "context".to_string(),
+            format!(
+                "`context` must be a table with the keys {}",
+                CONTEXT_KEYS.join(", ")
+            ),
+        )
+    })?;
+    let mut limits = PromptLimits::default();
+    for (key, value) in table {
+        let count = || -> Result<usize, (String, String)> {
+            value
+                .as_integer()
+                .filter(|n| *n > 0)
+                .map(|n| n as usize)
+                .ok_or_else(|| {
+                    (
+                        key.clone(),
+                        format!("`{key}` must be a positive whole number"),
+                    )
+                })
+        };
+        match key.as_str() {
+            "max-prompt-tokens" => limits.max_prompt_tokens = count()?,
+            "duplicate-min-chars" => limits.duplicate_min_chars = count()?,
+            "near-duplicate-similarity" => {
+                limits.near_duplicate_similarity = value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|n| n as f64))
+                    .filter(|x| (0.0..=1.0).contains(x) && *x > 0.0)
+                    .ok_or_else(|| {
+                        (
+                            key.clone(),
+                            format!("`{key}` must be a number above 0 and at most 1 (1: identical sections only)"),
+                        )
+                    })?;
+            }
+            other => {
+                return Err((
+                    other.to_string(),
+                    format!(
+                        "unknown key `{other}` in `[context]`{}; the keys are {}",
+                        mean_hint(other, did_you_mean(other, CONTEXT_KEYS.iter().copied())),
+                        CONTEXT_KEYS.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(limits)
 }
 
 fn unknown_selector(text: &str) -> String {
@@ -426,6 +503,31 @@ mod tests {
         assert_eq!(e.line, Some(2));
         let e = parse("select = [").unwrap_err();
         assert!(e.message.starts_with("not valid TOML"), "{}", e.message);
+    }
+
+    #[test]
+    fn context_limits() {
+        let config =
+            parse("[context]\nmax-prompt-tokens = 2000\nnear-duplicate-similarity = 1\n").unwrap();
+        assert_eq!(config.prompt_limits.max_prompt_tokens, 2000);
+        assert_eq!(config.prompt_limits.near_duplicate_similarity, 1.0);
+        assert_eq!(config.prompt_limits.duplicate_min_chars, 400);
+        let e = parse("[context]\nmax-prompt-token = 2000\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(
+            e.message.contains("did you mean `max-prompt-tokens`"),
+            "{}",
+            e.message
+        );
+        for bad in [
+            "max-prompt-tokens = 0",
+            "max-prompt-tokens = \"big\"",
+            "near-duplicate-similarity = 1.5",
+        ] {
+            let e = parse(&format!("[context]\n{bad}\n")).unwrap_err();
+            assert_eq!(e.line, Some(2), "{bad}: {}", e.message);
+        }
+        assert!(parse("context = 3").is_err());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod rules;
 pub mod schema;
 pub mod suppression;
 pub mod syntax;
+pub mod tokens;
 
 pub use analysis::{
     analyze_bundle, analyze_bundle_cached, analyze_bundle_with, analyze_bundles, discover_bundles,

@@ -2,13 +2,35 @@
 //! from the bundle's static parts (runtime-semantics §1.5 a and §3.6), with
 //! where each part comes from, and what the agent can see, write and call.
 //! Prompt middleware rewrites the prompt at run time; it is listed, never
-//! guessed. Sizes in tokens are the caller's (the analyzer stays free of a
-//! tokenizer).
+//! guessed. Sizes in tokens come from [`crate::tokens`].
 
 use crate::diagnostics::FileId;
 use crate::model::python::{BindingOwner, BindingTarget};
 use crate::model::{Agent, Bundle, PromptSection};
 use crate::syntax::{Node, NodeKind, TextRange, Value};
+
+/// The thresholds of the prompt checks (MZ801, MZ803), set in the
+/// `[context]` table of the configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptLimits {
+    /// MZ803: a static prompt over this many tokens is reported.
+    pub max_prompt_tokens: usize,
+    /// MZ801: shorter sections (whitespace collapsed) may repeat freely.
+    pub duplicate_min_chars: usize,
+    /// MZ801: two sections at least this similar (the share of their 5-word
+    /// runs they have in common, 0 to 1) are copies; 1 means identical only.
+    pub near_duplicate_similarity: f64,
+}
+
+impl Default for PromptLimits {
+    fn default() -> Self {
+        PromptLimits {
+            max_prompt_tokens: 8000,
+            duplicate_min_chars: 400,
+            near_duplicate_similarity: 0.8,
+        }
+    }
+}
 
 /// One static part of a prompt, and where it is written.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,12 +62,49 @@ pub struct AgentPrompt {
     pub tools: Vec<String>,
 }
 
+impl AgentPrompt {
+    /// Markdown: the size of the prompt and of each part, then (with
+    /// `with_text`) the prompt itself. Hover and the editor's prompt view
+    /// show it.
+    pub fn summary_markdown(&self, with_text: bool) -> String {
+        let tokens = |text: &str| {
+            crate::tokens::count(text).map_or_else(|_| "?".to_string(), |n| n.to_string())
+        };
+        let mut out = format!(
+            "Static prompt: **{} tokens** ({}), {} chars\n\n",
+            tokens(&self.text),
+            crate::tokens::ENCODING,
+            self.text.chars().count()
+        );
+        for part in &self.parts {
+            out.push_str(&format!(
+                "- {}: {} tokens, {} chars\n",
+                part.label,
+                tokens(&part.text),
+                part.text.chars().count()
+            ));
+        }
+        if !self.middleware.is_empty() {
+            out.push_str(&format!(
+                "- dynamic, not sized (prompt middleware): {}\n",
+                self.middleware.join(", ")
+            ));
+        }
+        if with_text {
+            out.push_str("\n```text\n");
+            out.push_str(&self.text.replace("```", "`\u{200b}``"));
+            out.push_str("\n```\n");
+        }
+        out
+    }
+}
+
 /// The prompt of every agent, in agents.yaml order.
 pub fn compose(bundle: &Bundle) -> Vec<AgentPrompt> {
     bundle
         .agents
         .iter()
-        .map(|a| compose_agent(bundle, a))
+        .map(|a| compose_one(bundle, a))
         .collect()
 }
 
@@ -56,7 +115,8 @@ fn section_label(section: &PromptSection) -> String {
     }
 }
 
-fn compose_agent(bundle: &Bundle, agent: &Agent) -> AgentPrompt {
+/// The prompt of one agent.
+pub fn compose_one(bundle: &Bundle, agent: &Agent) -> AgentPrompt {
     let name = agent.name.text.as_str();
     let file = agent.name.file;
     // §1.5 a: prompt_sections, else prompt_sections_custom, else system_message.

@@ -4,7 +4,15 @@
 //! - `syntax`: mzk's spanned tree with YAML 1.1 resolution;
 //! - `analysis`: mzk's whole analysis (discovery, read, parse, validate, lower,
 //!   checks, Python bindings), one bundle after the other;
-//! - `analysis_parallel`: the same as `mzk check` runs it, bundles spread over the cores.
+//! - `analysis_parallel`: the same as `mzk check` runs it, bundles spread over the cores;
+//! - `prompt_checks`: the MZ8xx checks alone with the default limits, on the
+//!   analysed bundles (part of `analysis`; the language server runs them on
+//!   every change);
+//! - `prompt_tokens`: composing every agent's prompt and counting its tokens
+//!   and its parts' (what `mzk context` does), with the tokenizer loaded.
+//!
+//! `analysis` and `analysis_parallel` apply the default configuration, which
+//! runs the prompt checks, as `mzk check` does.
 //!
 //! Each is run `--iterations` times after a warm-up; median and minimum are
 //! reported in milliseconds.
@@ -14,7 +22,8 @@ use std::time::Instant;
 
 use mzk_analyzer::diagnostics::FileId;
 use mzk_analyzer::model::mentions::SharedMentions;
-use mzk_analyzer::{analyze_bundle_with, analyze_bundles, discover_bundles, RealFs};
+use mzk_analyzer::prompt::{compose, PromptLimits};
+use mzk_analyzer::{analyze_bundle_with, analyze_bundles, discover_bundles, Config, RealFs};
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -89,28 +98,62 @@ fn main() {
         let shared = SharedMentions::scan(&RealFs, &root);
         discover_bundles(&RealFs, &root)
             .iter()
-            .map(|b| analyze_bundle_with(&RealFs, b, &shared).diagnostics.len() + 1)
+            .map(|b| {
+                let mut analysis = analyze_bundle_with(&RealFs, b, &shared);
+                Config::defaults(b).apply(&mut analysis);
+                analysis.diagnostics.len() + 1
+            })
             .sum()
     });
     // What `mzk check` runs: the same analysis, bundles spread over the cores.
     let analysis_parallel = measure(iterations, || {
         let dirs = discover_bundles(&RealFs, &root);
-        analyze_bundles(&RealFs, &dirs)
+        let mut analyses = analyze_bundles(&RealFs, &dirs);
+        for (analysis, dir) in analyses.iter_mut().zip(&dirs) {
+            Config::defaults(dir).apply(analysis);
+        }
+        analyses.iter().map(|a| a.diagnostics.len() + 1).sum()
+    });
+    let analyses = analyze_bundles(&RealFs, &bundles);
+    let limits = PromptLimits::default();
+    let prompt_checks = measure(iterations, || {
+        analyses
             .iter()
-            .map(|a| a.diagnostics.len() + 1)
+            .map(|a| {
+                let mut out = Vec::new();
+                mzk_analyzer::checks::prompt_findings(&a.bundle, &limits, &mut out);
+                out.len() + 1
+            })
+            .sum()
+    });
+    let prompt_chars: usize = analyses
+        .iter()
+        .flat_map(|a| compose(&a.bundle))
+        .map(|p| p.text.len())
+        .sum();
+    // Unmemoized: each iteration tokenizes every text again.
+    let count =
+        |text: &str| mzk_analyzer::tokens::count_unmemoized(text).expect("the encoding loads");
+    let prompt_tokens = measure(iterations, || {
+        analyses
+            .iter()
+            .flat_map(|a| compose(&a.bundle))
+            .map(|p| count(&p.text) + p.parts.iter().map(|part| count(&part.text)).sum::<usize>())
             .sum()
     });
     let row = |(median, min, _): (f64, f64, usize)| {
         format!("{{\"median_ms\": {median:.3}, \"min_ms\": {min:.3}}}")
     };
     println!(
-        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}, \"analysis_parallel\": {}, \"threads\": {}}}",
+        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}, \"analysis_parallel\": {}, \"prompt_checks\": {}, \"prompt_tokens\": {}, \"prompt_bytes\": {prompt_chars}, \"threads\": {}}}",
         bundles.len(),
         files.len(),
         row(parse_only),
         row(syntax),
         row(analysis),
         row(analysis_parallel),
+        row(prompt_checks),
+        row(prompt_tokens),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 }

@@ -88,8 +88,12 @@ fn json_output_has_the_documented_shape() {
         summary["warnings"].as_u64().unwrap() as usize,
         count("warning")
     );
-    assert!(count("warning") > 0);
-    assert_eq!(count("error") + count("warning"), diagnostics.len());
+    assert_eq!(summary["info"].as_u64().unwrap() as usize, count("info"));
+    assert!(count("warning") > 0 && count("info") > 0);
+    assert_eq!(
+        count("error") + count("warning") + count("info"),
+        diagnostics.len()
+    );
     let failure = diagnostics.iter().find(|d| d["code"] == "MZ122").unwrap();
     assert_eq!(failure["name"], "failure-message-key");
     assert_eq!(failure["severity"], "error");

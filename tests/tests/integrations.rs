@@ -141,10 +141,9 @@ fn vscode_extension_names_the_server_commands() {
         .map(|c| c["command"].as_str().unwrap())
         .collect();
     let source = std::fs::read_to_string(repo().join("editors/vscode/src/commands.ts")).unwrap();
-    let listed = source
-        .lines()
-        .find(|l| l.starts_with("export const SERVER_COMMANDS"))
-        .unwrap();
+    let start = source.find("export const SERVER_COMMANDS").unwrap();
+    let end = start + source[start..].find("as const").unwrap();
+    let listed = &source[start..end];
     for command in mzk_server::lsp::COMMANDS {
         assert!(contributed.contains(&command), "{command} not contributed");
         assert!(

@@ -931,6 +931,41 @@ async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
         .iter()
         .any(|l| l["command"]["command"] == "mzk.runFromAgent"
             && l["command"]["arguments"][1] == "ClassifierAgent"));
+    // Beside it, the size of its static prompt, as `mzk context` counts it;
+    // the lens opens the prompt itself.
+    let analysis = mzk_analyzer::analyze_bundle(&mzk_analyzer::RealFs, &dir);
+    let prompt = mzk_analyzer::prompt::compose(&analysis.bundle)
+        .into_iter()
+        .find(|p| p.agent == "ClassifierAgent")
+        .unwrap();
+    let tokens = mzk_analyzer::tokens::count(&prompt.text).unwrap();
+    assert!(tokens > 0);
+    let size = agent_lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["command"]["command"] == "mzk.showPrompt"
+                && l["command"]["arguments"][1] == "ClassifierAgent"
+        })
+        .expect("a prompt-size lens on ClassifierAgent");
+    assert_eq!(
+        size["command"]["title"],
+        format!(
+            "prompt: {tokens} tokens, {} chars",
+            prompt.text.chars().count()
+        )
+    );
+    let shown = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.showPrompt", "arguments": size["command"]["arguments"]}),
+        )
+        .await;
+    let shown = shown.as_str().unwrap();
+    assert!(shown.starts_with("# ClassifierAgent\n"), "{shown}");
+    assert!(shown.contains(&format!("**{tokens} tokens**")), "{shown}");
+    assert!(shown.contains(&prompt.text), "{shown}");
 
     client.stop(server).await;
 }

@@ -22,7 +22,17 @@ pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {
     out
 }
 
-/// Runs every cross-file check.
+/// The prompt checks (MZ8xx), whose thresholds are settings: they run when
+/// the configuration is applied (`Config::apply`).
+pub fn prompt_findings(
+    bundle: &Bundle,
+    limits: &crate::prompt::PromptLimits,
+    out: &mut Vec<Diagnostic>,
+) {
+    prompt_budget::check(bundle, limits, out);
+}
+
+/// Runs every cross-file check but the prompt checks.
 pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     context_contract::check(bundle, out);
     outcome_contract::check(bundle, out);
@@ -32,5 +42,4 @@ pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     task_batches::check(bundle, out);
     python::check(bundle, out);
     graph::check(bundle, out);
-    prompt_budget::check(bundle, out);
 }

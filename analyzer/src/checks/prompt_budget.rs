@@ -1,24 +1,30 @@
-//! MZ8xx: what agents are told. Static prompt prose repeated across agents,
-//! and prose output formats on agents whose output a registry model already
-//! enforces (the composition itself is `crate::prompt`).
+//! MZ8xx: what agents are told. Static prompt prose repeated across agents
+//! (identical or nearly), prose output formats on agents whose output a
+//! registry model already enforces, prompts over the token budget, and the
+//! context exposure block: variables an agent is shown but never uses, and
+//! objects or lists shown in full whatever their size. The composition
+//! itself is `crate::prompt`; the thresholds are `PromptLimits`, which the
+//! configuration sets, so these checks run when it is applied.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
-use crate::diagnostics::Diagnostic;
-use crate::model::{Bundle, PromptSection};
+use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::python::{BindingOwner, BindingTarget};
+use crate::model::{Agent, Bundle, Name, PromptSection, Variable};
+use crate::prompt::{compose, PromptLimits};
 use crate::rules::Rule;
+use crate::syntax::NodeKind;
 
-/// Sections shorter than this (after whitespace is collapsed) are not
-/// reported as duplicates: short shared lines ("Be concise.") are fine.
-pub const DUPLICATE_MIN_CHARS: usize = 400;
-
-pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    duplicated_sections(bundle, out);
+pub fn check(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>) {
+    duplicated_sections(bundle, limits, out);
     output_format_sections(bundle, out);
+    over_budget(bundle, limits, out);
+    exposure(bundle, out);
 }
 
 /// The sections that reach the prompt: `prompt_sections`, else the custom ones.
-fn sent_sections(agent: &crate::model::Agent) -> &[PromptSection] {
+fn sent_sections(agent: &Agent) -> &[PromptSection] {
     if agent.prompt_sections.is_empty() {
         &agent.prompt_sections_custom
     } else {
@@ -26,107 +32,183 @@ fn sent_sections(agent: &crate::model::Agent) -> &[PromptSection] {
     }
 }
 
-/// Content compared for duplicates: ASCII case and runs of whitespace do
+/// Words of a section as compared: ASCII case and runs of whitespace do
 /// not count.
-fn normalized(text: &str) -> String {
+fn words(text: &str) -> Vec<String> {
     text.split_ascii_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_ascii_lowercase()
+        .map(str::to_ascii_lowercase)
+        .collect()
 }
 
-/// A hash and the length in characters of `normalized(text)`, computed in
-/// one pass over the bytes without building it: the check runs on every
-/// keystroke in the editor, over every section.
-fn normalized_key(text: &str) -> (u64, usize) {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut chars = 0;
-    let (mut started, mut space) = (false, false);
-    for &byte in text.as_bytes() {
-        if byte.is_ascii_whitespace() {
-            space = started;
-            continue;
-        }
-        if space {
-            hash = (hash ^ b' ' as u64).wrapping_mul(0x0100_0000_01b3);
-            chars += 1;
-            space = false;
-        }
-        started = true;
-        hash = (hash ^ byte.to_ascii_lowercase() as u64).wrapping_mul(0x0100_0000_01b3);
-        // Count characters, not UTF-8 continuation bytes.
-        if byte & 0xC0 != 0x80 {
-            chars += 1;
+/// Runs of this many words are what near-identical sections share.
+const SHINGLE_WORDS: usize = 5;
+
+/// The hashes of every run of `SHINGLE_WORDS` words, sorted and unique.
+fn shingles(words: &[String]) -> Vec<u64> {
+    let mut out: Vec<u64> = words
+        .windows(SHINGLE_WORDS.min(words.len()).max(1))
+        .map(|run| {
+            let mut h = DefaultHasher::new();
+            run.hash(&mut h);
+            h.finish()
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Jaccard similarity of two sorted, unique lists.
+fn similarity(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
         }
     }
-    (hash, chars)
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        1.0
+    } else {
+        shared as f64 / union as f64
+    }
 }
 
-fn duplicated_sections(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    // Candidates grouped by the normalized content's hash and length, then
-    // confirmed by comparing the normalized texts (only for shared keys).
-    let mut keyed: HashMap<(u64, usize), Vec<(&str, &PromptSection)>> = HashMap::new();
+struct Candidate<'a> {
+    agent: &'a str,
+    section: &'a PromptSection,
+    words: Vec<String>,
+    shingles: Vec<u64>,
+}
+
+/// Finds each disjoint set's representative (path halving).
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>) {
+    let mut candidates: Vec<Candidate> = Vec::new();
     for agent in &bundle.agents {
         for section in sent_sections(agent) {
-            if section.content.text.len() < DUPLICATE_MIN_CHARS {
-                continue; // normalizing never lengthens the text
+            // Collapsing whitespace never lengthens the text.
+            if section.content.text.len() < limits.duplicate_min_chars {
+                continue;
             }
-            let key = normalized_key(&section.content.text);
-            if key.1 >= DUPLICATE_MIN_CHARS {
-                keyed
-                    .entry(key)
-                    .or_default()
-                    .push((&agent.name.text, section));
+            let words = words(&section.content.text);
+            let chars = words.iter().map(|w| w.chars().count()).sum::<usize>()
+                + words.len().saturating_sub(1);
+            if chars >= limits.duplicate_min_chars {
+                candidates.push(Candidate {
+                    agent: &agent.name.text,
+                    shingles: shingles(&words),
+                    words,
+                    section,
+                });
             }
         }
     }
-    let mut copies: HashMap<String, Vec<(&str, &PromptSection)>> = HashMap::new();
-    for candidates in keyed.into_values().filter(|c| c.len() > 1) {
-        for (agent, section) in candidates {
-            copies
-                .entry(normalized(&section.content.text))
-                .or_default()
-                .push((agent, section));
+    // Pairs of sections of different agents that are copies, with their
+    // similarity (1 and identical for the same words). Jaccard similarity
+    // t needs the smaller set to hold at least t of the larger, so with
+    // candidates ordered by size each one meets only its size neighbours.
+    let near = limits.near_duplicate_similarity;
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by_key(|&i| candidates[i].shingles.len());
+    let mut pairs: HashMap<(usize, usize), (f64, bool)> = HashMap::new();
+    let mut parent: Vec<usize> = (0..candidates.len()).collect();
+    for (k, &i) in order.iter().enumerate() {
+        for &j in &order[k + 1..] {
+            let (a, b) = (&candidates[i], &candidates[j]);
+            if near >= 1.0 && a.shingles.len() != b.shingles.len() {
+                break;
+            }
+            if (a.shingles.len() as f64) < near.min(1.0) * b.shingles.len() as f64 {
+                break;
+            }
+            if a.agent == b.agent {
+                continue;
+            }
+            let identical = a.words == b.words;
+            let score = if identical {
+                1.0
+            } else {
+                similarity(&a.shingles, &b.shingles)
+            };
+            if identical || (near < 1.0 && score >= near) {
+                pairs.insert((i.min(j), i.max(j)), (score, identical));
+                let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+                parent[ri.max(rj)] = ri.min(rj);
+            }
         }
     }
-    for group in copies.values() {
-        let agents: Vec<&str> = group.iter().map(|(a, _)| *a).collect();
-        let distinct = {
-            let mut a = agents.clone();
-            a.sort_unstable();
-            a.dedup();
-            a.len()
-        };
-        if distinct < 2 {
-            continue;
-        }
-        let (first_agent, first) = group[0];
-        for (agent, section) in &group[1..] {
-            let chars = section.content.text.chars().count();
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..candidates.len() {
+        let root = find(&mut parent, i);
+        groups.entry(root).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort();
+    for group in groups {
+        // Candidates are in agents.yaml order: the first copy is the original.
+        for &member in &group[1..] {
+            // Named against its closest copy, the earlier one on a tie.
+            let Some((&other, &(score, identical))) = group
+                .iter()
+                .filter(|&&o| o != member)
+                .filter_map(|o| pairs.get(&(member.min(*o), member.max(*o))).map(|p| (o, p)))
+                .max_by(|(oa, a), (ob, b)| a.0.total_cmp(&b.0).then(ob.cmp(oa)))
+            else {
+                continue;
+            };
+            let (this, that) = (&candidates[member], &candidates[other]);
+            let extra = group.len() - 2;
+            let more = match extra {
+                0 => String::new(),
+                1 => " and 1 more copy".into(),
+                n => format!(" and {n} more copies"),
+            };
+            let verb = if identical {
+                format!(
+                    "repeats ({} chars)",
+                    this.section.content.text.chars().count()
+                )
+            } else {
+                format!(
+                    "nearly repeats ({} chars, {:.0}% of their 5-word runs shared)",
+                    this.section.content.text.chars().count(),
+                    (score * 100.0).floor()
+                )
+            };
             let mut d = Diagnostic::new(
                 Rule::DuplicatedPromptSection,
-                section.heading.file,
-                section.heading.range,
+                this.section.heading.file,
+                this.section.heading.range,
                 format!(
-                    "the section `{}` of `{agent}` repeats ({} chars) the section `{}` of `{first_agent}`{}; every agent pays for the copy on every model call — keep the fact in one place (a shared context variable or the one agent that needs it)",
-                    section.heading.text,
-                    chars,
-                    first.heading.text,
-                    if group.len() > 2 {
-                        format!(" and {} more cop{}", group.len() - 2, if group.len() == 3 { "y" } else { "ies" })
-                    } else {
-                        String::new()
-                    }
+                    "the section `{}` of `{}` {verb} the section `{}` of `{}`{more}; every agent pays for the copy on every model call — keep the fact in one place (a shared context variable or the one agent that needs it)",
+                    this.section.heading.text, this.agent, that.section.heading.text, that.agent
                 ),
             );
-            for (other_agent, other) in group
-                .iter()
-                .filter(|(a, s)| !(a == agent && std::ptr::eq(*s, *section)))
-            {
+            for &o in group.iter().filter(|&&o| o != member) {
+                let copy = &candidates[o];
+                let how = if copy.words == this.words {
+                    "the same text"
+                } else {
+                    "a similar text"
+                };
                 d = d.with_related(
-                    other.heading.file,
-                    other.heading.range,
-                    format!("the same text in `{other_agent}`"),
+                    copy.section.heading.file,
+                    copy.section.heading.range,
+                    format!("{how} in `{}`", copy.agent),
                 );
             }
             out.push(d);
@@ -189,20 +271,387 @@ fn output_format_sections(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Thousands separated by commas, as the messages print sizes.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn over_budget(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>) {
+    let budget = limits.max_prompt_tokens;
+    for prompt in compose(bundle) {
+        // The encoding is bundled; should it fail to load there is nothing
+        // to measure with, and no finding is better than a wrong one.
+        let Ok(Some(tokens)) = crate::tokens::over_budget(&prompt.text, budget) else {
+            continue;
+        };
+        let mut parts: Vec<(usize, &crate::prompt::PromptPart)> = prompt
+            .parts
+            .iter()
+            .map(|p| (crate::tokens::count(&p.text).unwrap_or(0), p))
+            .collect();
+        parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+        let mut d = Diagnostic::new(
+            Rule::PromptOverBudget,
+            prompt.file,
+            prompt.range,
+            format!(
+                "the static prompt of `{}` is {} tokens ({} chars), over the budget of {} tokens, and every model call of this agent pays for it; move reference material the agent needs only sometimes into a tool or a context variable, drop what its registry model already enforces, or raise `max-prompt-tokens` in the `[context]` settings",
+                prompt.agent,
+                grouped(tokens),
+                grouped(prompt.text.chars().count()),
+                grouped(budget)
+            ),
+        );
+        for (tokens, part) in parts.into_iter().take(3) {
+            d = d.with_related(
+                part.file,
+                part.range,
+                format!("{}: {} tokens", part.label, grouped(tokens)),
+            );
+        }
+        out.push(d);
+    }
+}
+
+/// What the agent's own prompt and code say, for telling whether a variable
+/// in its view is used: the words of its prompt prose, the quoted words of
+/// the Python modules of its tools, lifecycle tools and prompt middleware,
+/// and the variables its outgoing rules test. Indexed once per agent:
+/// views of real bundles list dozens of variables against prompts of tens
+/// of kilobytes.
+struct AgentUses<'a> {
+    prose: Prose,
+    modules: Vec<&'a HashSet<&'a str>>,
+    routed: HashSet<&'a str>,
+}
+
+/// The words of prompt prose (runs of letters, digits and `_`, lowercased),
+/// in order, each with whether only spaces part it from the previous one,
+/// and where each occurs.
+#[derive(Default)]
+struct Prose {
+    words: Vec<(String, bool)>,
+    at: HashMap<String, Vec<usize>>,
+}
+
+impl Prose {
+    fn add(&mut self, text: &str) {
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        let mut rest = text;
+        // A new text never continues the previous one's run.
+        let mut first = true;
+        while let Some(start) = rest.find(is_word) {
+            let spaced =
+                !first && !rest[..start].is_empty() && rest[..start].chars().all(|c| c == ' ');
+            first = false;
+            let tail = &rest[start..];
+            let end = tail.find(|c: char| !is_word(c)).unwrap_or(tail.len());
+            let word = tail[..end].to_lowercase();
+            rest = &tail[end..];
+            self.at
+                .entry(word.clone())
+                .or_default()
+                .push(self.words.len());
+            self.words.push((word, spaced));
+        }
+    }
+
+    /// Whether `name` is written as a word, or (for `snake_case`) as its
+    /// parts separated by spaces: "customer plan" for `customer_plan`.
+    fn names(&self, name: &str) -> bool {
+        let lower = name.to_lowercase();
+        if self.at.contains_key(&lower) {
+            return true;
+        }
+        let parts: Vec<&str> = lower.split('_').filter(|p| !p.is_empty()).collect();
+        if parts.len() < 2 {
+            return false;
+        }
+        self.at.get(parts[0]).is_some_and(|starts| {
+            starts.iter().any(|&i| {
+                parts[1..].iter().enumerate().all(|(k, part)| {
+                    self.words
+                        .get(i + 1 + k)
+                        .is_some_and(|(w, spaced)| *spaced && w == part)
+                })
+            })
+        })
+    }
+}
+
+impl<'a> AgentUses<'a> {
+    fn of(
+        bundle: &'a Bundle,
+        agent: &Agent,
+        quoted_by_file: &'a HashMap<FileId, HashSet<&'a str>>,
+    ) -> AgentUses<'a> {
+        let name = agent.name.text.as_str();
+        let mut prose = Prose::default();
+        for s in agent
+            .prompt_sections
+            .iter()
+            .chain(&agent.prompt_sections_custom)
+        {
+            prose.add(&s.heading.text);
+            prose.add(&s.content.text);
+        }
+        if let Some(m) = &agent.system_message {
+            prose.add(&m.text);
+        }
+        let owns = |owner: BindingOwner| match owner {
+            BindingOwner::Tool(i) => bundle.tools[i].agents.iter().any(|a| a.text == name),
+            BindingOwner::Middleware(i) => bundle.middleware[i]
+                .agent
+                .as_ref()
+                .is_some_and(|a| a.text == name),
+            BindingOwner::Lifecycle(i) => bundle.lifecycle_tools[i]
+                .agent
+                .as_ref()
+                .is_some_and(|a| a.text == name),
+        };
+        let modules = bundle
+            .bindings
+            .iter()
+            .filter(|b| owns(b.owner))
+            .filter_map(|b| match b.target {
+                BindingTarget::File(id) => quoted_by_file.get(&id),
+                _ => None,
+            })
+            .collect();
+        let routed = bundle
+            .rules
+            .iter()
+            .filter(|r| r.source.text == name)
+            .flat_map(|r| r.condition_key.iter().chain(&r.expression_refs))
+            .map(|n| n.text.as_str())
+            .collect();
+        AgentUses {
+            prose,
+            modules,
+            routed,
+        }
+    }
+
+    fn uses(&self, variable: &str) -> bool {
+        self.routed.contains(variable)
+            || self.modules.iter().any(|m| m.contains(variable))
+            || self.prose.names(variable)
+    }
+}
+
+/// The words written between matching quotes in Python source
+/// (`"customer_plan"`, `'customer_plan'`).
+fn quoted_words(text: &str) -> HashSet<&str> {
+    let bytes = text.as_bytes();
+    let mut out = HashSet::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let quote = bytes[i];
+        i += 1;
+        if quote != b'"' && quote != b'\'' {
+            continue;
+        }
+        let start = i;
+        let mut j = i;
+        while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+            j += 1;
+        }
+        if j > start && bytes.get(j) == Some(&quote) {
+            out.insert(&text[start..j]);
+            i = j + 1;
+        }
+    }
+    out
+}
+
+/// Whether a variable holds an object or a list, by its declared type or,
+/// without one, by its default.
+fn is_collection(variable: &Variable) -> Option<&'static str> {
+    let declared = variable
+        .declared_type
+        .as_ref()
+        .map(|t| t.text.trim().to_ascii_lowercase());
+    match declared.as_deref() {
+        Some("object" | "dict" | "map") => Some("object"),
+        Some("array" | "list") => Some("array"),
+        None | Some("" | "any") => match variable.default.as_ref().map(|d| &d.kind) {
+            Some(NodeKind::Map(_)) => Some("object"),
+            Some(NodeKind::Seq(_)) => Some("array"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Why a variable's value is only known at run time, if it is: a source
+/// that fills it then, or a writer (tool code, tool outcome, task batch, UI
+/// answer). `None`: the declared default (or environment value) is all it
+/// ever holds, already sized in the prompt.
+fn filled_at_run_time(bundle: &Bundle, variable: &Variable) -> Option<String> {
+    let name = variable.name.text.as_str();
+    let source = variable
+        .source_type
+        .as_ref()
+        .map_or("", |s| s.text.as_str());
+    if !matches!(source, "state" | "config") {
+        return Some(format!("its source is `{source}`"));
+    }
+    for binding in &bundle.bindings {
+        let BindingTarget::File(id) = binding.target else {
+            continue;
+        };
+        let writes = bundle
+            .python
+            .iter()
+            .find(|p| p.file == id)
+            .is_some_and(|p| p.module.context_writes.iter().any(|(k, _)| k == name));
+        if writes {
+            let function = binding.function.as_ref().map_or("?", |f| f.text.as_str());
+            return Some(format!("the Python code of `{function}` writes it"));
+        }
+    }
+    if let Some(tool) = bundle.tools.iter().find(|t| {
+        t.outcome.as_ref().is_some_and(|o| {
+            o.context_key
+                .iter()
+                .chain(&o.attempts_key)
+                .any(|k| k.text == name)
+        })
+    }) {
+        let function = tool.function.as_ref().map_or("?", |f| f.text.as_str());
+        return Some(format!("the outcome of `{function}` writes it"));
+    }
+    if crate::model::authority::batch_keys(bundle).contains(&name) {
+        return Some("a task batch writes its results to it".into());
+    }
+    if variable
+        .triggers
+        .iter()
+        .any(|t| t.trigger_type.text == "ui_response")
+    {
+        return Some("a UI answer writes it".into());
+    }
+    None
+}
+
+/// MZ804 and MZ805, on each entry of each agent view.
+fn exposure(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let quoted_by_file: HashMap<FileId, HashSet<&str>> = bundle
+        .bindings
+        .iter()
+        .filter_map(|b| match b.target {
+            BindingTarget::File(id) => bundle.file(id).map(|f| (id, quoted_words(&f.text))),
+            _ => None,
+        })
+        .collect();
+    for view in &bundle.agent_views {
+        // An unknown agent is MZ2xx's finding.
+        let Some(agent) = bundle.agent(&view.agent.text) else {
+            continue;
+        };
+        let uses = AgentUses::of(bundle, agent, &quoted_by_file);
+        for entry in &view.variables {
+            // An undeclared variable is another rule's finding.
+            let Some(variable) = bundle.variable(&entry.text) else {
+                continue;
+            };
+            if !uses.uses(&entry.text) {
+                out.push(unused_view_variable(entry, agent));
+            }
+            if let Some(kind) = is_collection(variable) {
+                if let Some(why) = filled_at_run_time(bundle, variable) {
+                    out.push(unbounded_exposure(entry, agent, kind, &why));
+                }
+            }
+        }
+    }
+}
+
+fn unused_view_variable(entry: &Name, agent: &Agent) -> Diagnostic {
+    Diagnostic::new(
+        Rule::UnusedViewVariable,
+        entry.file,
+        entry.range,
+        format!(
+            "`{}` is in the view of `{}`, so every prompt of that agent carries `{}: <value>`, yet nothing of the agent uses it: its prompt never names it, its tools and prompt middleware never mention it, no rule leaving it tests it; remove it from the view, or say in the prompt what the agent should do with it",
+            entry.text,
+            agent.name.text,
+            entry.text.to_uppercase()
+        ),
+    )
+    .with_related(agent.name.file, agent.name.range, "the agent")
+}
+
+fn unbounded_exposure(entry: &Name, agent: &Agent, kind: &str, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        Rule::UnboundedExposure,
+        entry.file,
+        entry.range,
+        format!(
+            "`{}` ({kind}) is filled at run time ({why}) and rendered in full into every prompt of `{}`, whatever its size; nothing in the bundle bounds it — expose a bounded summary instead (a string variable its writer keeps short), or take it out of the view when the agent does not need all of it",
+            entry.text, agent.name.text
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_key_is_the_normalized_texts() {
-        for (a, b) in [
-            ("Refunds  are\n granted.", "refunds are granted."),
-            ("  Ünïcode\tTEXT ", "Ünïcode text"),
+    fn similarity_of_word_runs() {
+        let a = shingles(&words("one two three four five six seven eight"));
+        let b = shingles(&words("ONE two  three four five six seven nine"));
+        assert_eq!(a.len(), 4);
+        // Three of the four runs are shared: 3 / (4 + 4 - 3).
+        assert!((similarity(&a, &b) - 0.6).abs() < 1e-9);
+        assert_eq!(similarity(&a, &a), 1.0);
+        // Fewer words than a run: one run of all of them.
+        assert_eq!(shingles(&words("just two")).len(), 1);
+    }
+
+    #[test]
+    fn words_are_matched_whole() {
+        let mut prose = Prose::default();
+        prose.add("Use the PLAN below; the planner decides.\nThe customer plan, and current_plan.");
+        prose.add("report card");
+        for present in [
+            "plan",
+            "planner",
+            "customer_plan",
+            "the_customer_plan",
+            "current_plan",
+            "report_card",
         ] {
-            assert_eq!(normalized(a), normalized(b));
-            assert_eq!(normalized_key(a), normalized_key(b));
-            assert_eq!(normalized_key(a).1, normalized(a).chars().count());
+            assert!(prose.names(present), "{present}");
         }
-        assert_ne!(normalized_key("a b"), normalized_key("ab"));
+        // Parts join across spaces only, never across punctuation, lines or texts.
+        for absent in [
+            "below_the",
+            "decides_the",
+            "pla",
+            "plan_and",
+            "current_plan_report",
+        ] {
+            assert!(!prose.names(absent), "{absent}");
+        }
+        let quoted = quoted_words("ctx.get(\"customer_plan\")\nx = 'a b'\ny = \"mixed'");
+        assert!(quoted.contains("customer_plan"));
+        assert_eq!(quoted.len(), 1, "{quoted:?}");
+    }
+
+    #[test]
+    fn sizes_are_grouped_by_thousands() {
+        assert_eq!(grouped(7), "7");
+        assert_eq!(grouped(8000), "8,000");
+        assert_eq!(grouped(1234567), "1,234,567");
     }
 }

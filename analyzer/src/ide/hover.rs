@@ -101,6 +101,10 @@ fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextR
                     incoming.join("\n")
                 }
             ));
+            if let Some(agent) = bundle.agent(name) {
+                text.push('\n');
+                text.push_str(&crate::prompt::compose_one(bundle, agent).summary_markdown(false));
+            }
         }
         SymbolKind::Variable => {
             if let Some(var) = bundle.variable(name) {

@@ -36,6 +36,12 @@ pub enum LensAction {
     RunWorkflow,
     ShowGraph,
     RunFromAgent(String),
+    /// The size of the agent's static prompt (`None`: the tokenizer failed).
+    PromptSize {
+        agent: String,
+        tokens: Option<usize>,
+        chars: usize,
+    },
 }
 
 /// A code lens: an action shown above a range.
@@ -45,8 +51,9 @@ pub struct Lens {
     pub action: LensAction,
 }
 
-/// "Run workflow" and "Show graph" at the top of orchestrator.yaml, and "Run
-/// from this agent" on each agent declared in the file.
+/// "Run workflow" and "Show graph" at the top of orchestrator.yaml, "Run
+/// from this agent" on each agent declared in the file, and beside it the
+/// size of its static prompt.
 pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
     let mut lenses = Vec::new();
     let Some(f) = analysis.bundle.file(file) else {
@@ -63,6 +70,7 @@ pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
             action: LensAction::ShowGraph,
         });
     }
+    let mut prompts = Vec::new();
     for d in analysis
         .symbols
         .definitions
@@ -73,6 +81,19 @@ pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
             range: d.name.range,
             action: LensAction::RunFromAgent(d.name.text.clone()),
         });
+        if prompts.is_empty() {
+            prompts = crate::prompt::compose(&analysis.bundle);
+        }
+        if let Some(p) = prompts.iter().find(|p| p.agent == d.name.text) {
+            lenses.push(Lens {
+                range: d.name.range,
+                action: LensAction::PromptSize {
+                    agent: p.agent.clone(),
+                    tokens: crate::tokens::count(&p.text).ok(),
+                    chars: p.text.chars().count(),
+                },
+            });
+        }
     }
     lenses
 }

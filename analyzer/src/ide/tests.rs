@@ -295,13 +295,26 @@ fn lenses_on_the_orchestrator_and_on_each_agent() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- name: "))
         .collect();
-    assert_eq!(lenses.len(), names.len());
-    for (lens, name) in lenses.iter().zip(names) {
-        assert_eq!(lens.action, LensAction::RunFromAgent(name.to_string()));
+    // Two lenses per agent: run from it, and the size of its prompt.
+    assert_eq!(lenses.len(), 2 * names.len());
+    let prompts = crate::prompt::compose(&analysis.bundle);
+    for (pair, name) in lenses.chunks(2).zip(names) {
+        assert_eq!(pair[0].action, LensAction::RunFromAgent(name.to_string()));
+        let prompt = prompts.iter().find(|p| p.agent == name).unwrap();
         assert_eq!(
-            &agents.text[lens.range.start as usize..lens.range.end as usize],
-            name
+            pair[1].action,
+            LensAction::PromptSize {
+                agent: name.to_string(),
+                tokens: Some(crate::tokens::count(&prompt.text).unwrap()),
+                chars: prompt.text.chars().count(),
+            }
         );
+        for lens in pair {
+            assert_eq!(
+                &agents.text[lens.range.start as usize..lens.range.end as usize],
+                name
+            );
+        }
     }
     assert!(actions("transition_graph.yaml").is_empty());
 }
@@ -392,4 +405,34 @@ fn hover_lists_a_variables_readers_and_a_tools_docstring() {
         tool.contains("LLM-called: `email` comes from the model, `context_variables` is injected."),
         "{tool}"
     );
+}
+
+#[test]
+fn hover_on_an_agent_breaks_its_prompt_down_by_part() {
+    let fs = support_desk();
+    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+    let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+    let at = agents.text.find("name: ClassifierAgent").unwrap() as u32 + 8;
+    let (_, text) = hover(&analysis, agents.id, at).unwrap();
+    let agent = analysis.bundle.agent("ClassifierAgent").unwrap();
+    let prompt = crate::prompt::compose_one(&analysis.bundle, agent);
+    let tokens = crate::tokens::count(&prompt.text).unwrap();
+    assert!(
+        text.contains(&format!(
+            "Static prompt: **{tokens} tokens** (o200k_base), {} chars",
+            prompt.text.chars().count()
+        )),
+        "{text}"
+    );
+    // One line per part, each with its own count.
+    assert!(!prompt.parts.is_empty());
+    for part in &prompt.parts {
+        let line = format!(
+            "- {}: {} tokens, {} chars",
+            part.label,
+            crate::tokens::count(&part.text).unwrap(),
+            part.text.chars().count()
+        );
+        assert!(text.contains(&line), "{line} in {text}");
+    }
 }

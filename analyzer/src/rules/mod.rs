@@ -144,6 +144,9 @@ rules! {
     // MZ8xx: what agents are told (their static prompts).
     DuplicatedPromptSection => ("MZ801", "duplicated-prompt-section", Warning, "A prompt section repeated in another agent's prompt"),
     OutputFormatSection => ("MZ802", "output-format-section", Warning, "A prompt section describing an output format a registry model already enforces"),
+    PromptOverBudget => ("MZ803", "prompt-over-budget", Warning, "An agent's static prompt is larger than the token budget"),
+    UnusedViewVariable => ("MZ804", "unused-view-variable", Info, "A variable in an agent's view that nothing of that agent uses"),
+    UnboundedExposure => ("MZ805", "unbounded-exposure", Info, "An object or array filled at run time is exposed to an agent in full, with no bound on its size"),
 
     // MZ9xx: mzk's own suppression comments.
     UnusedSuppression => ("MZ901", "unused-suppression", Warning, "A `# mzk: ignore[...]` comment that suppresses nothing"),

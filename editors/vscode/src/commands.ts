@@ -4,14 +4,21 @@
 
 import { bundleOf } from "./paths";
 
-export const SERVER_COMMANDS = ["mzk.runWorkflow", "mzk.runFromAgent", "mzk.showGraph"] as const;
+export const SERVER_COMMANDS = [
+  "mzk.runWorkflow",
+  "mzk.runFromAgent",
+  "mzk.showGraph",
+  "mzk.showPrompt",
+] as const;
+/** The commands that act on one agent: from the palette they ask which. */
+export const AGENT_COMMANDS = ["mzk.runFromAgent", "mzk.showPrompt"];
 export const RUN_COMMANDS = ["mzk.runWorkflow", "mzk.runFromAgent"];
 
 export type Mapped = { args: unknown[] } | { error: string };
 
 /**
  * The arguments to send for `command`: `given` when a code lens supplied
- * them, else the active file's bundle folder (and, for mzk.runFromAgent,
+ * them, else the active file's bundle folder (and, for the agent commands,
  * the `agent` the user picked).
  */
 export function commandArguments(
@@ -28,7 +35,7 @@ export function commandArguments(
   if (!bundle) {
     return { error: "Open a file of a workflow bundle (a folder with orchestrator.yaml) first." };
   }
-  if (command === "mzk.runFromAgent") {
+  if (AGENT_COMMANDS.includes(command)) {
     if (!agent) {
       return { error: "Name the agent to run from." };
     }

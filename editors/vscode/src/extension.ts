@@ -14,7 +14,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
-import { allowed, commandArguments, RUN_COMMANDS } from "./commands";
+import { AGENT_COMMANDS, allowed, commandArguments, RUN_COMMANDS } from "./commands";
 import { graphHtml } from "./graph";
 import { bundleOf, DOCUMENT_PATTERNS } from "./paths";
 import { resolveServer } from "./server";
@@ -84,8 +84,10 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
           return undefined;
         }
         let agent: string | undefined;
-        if (command === "mzk.runFromAgent" && args.length === 0) {
-          agent = await vscode.window.showInputBox({ prompt: "Run from which agent?" });
+        if (AGENT_COMMANDS.includes(command) && args.length === 0) {
+          agent = await vscode.window.showInputBox({
+            prompt: command === "mzk.showPrompt" ? "Show the prompt of which agent?" : "Run from which agent?",
+          });
           if (!agent) return undefined;
         }
         const mapped = commandArguments(
@@ -103,6 +105,10 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
           const result = await next(command, mapped.args);
           if (command === "mzk.showGraph" && typeof result === "string") {
             showGraph(context, result, String(mapped.args[0]));
+          }
+          if (command === "mzk.showPrompt" && typeof result === "string") {
+            const document = await vscode.workspace.openTextDocument({ content: result, language: "markdown" });
+            await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
           }
           return result;
         } catch (error) {

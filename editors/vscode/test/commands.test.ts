@@ -19,6 +19,10 @@ test("from the palette, the active file's bundle is the argument", () => {
     args: [desk, "IntakeAgent"],
   });
   assert.ok("error" in commandArguments("mzk.runFromAgent", [], active, exists));
+  assert.deepEqual(commandArguments("mzk.showPrompt", [], active, exists, "IntakeAgent"), {
+    args: [desk, "IntakeAgent"],
+  });
+  assert.ok("error" in commandArguments("mzk.showPrompt", [], active, exists));
   assert.ok("error" in commandArguments("mzk.showGraph", [], path.resolve("/w/notes.yaml"), exists));
   assert.ok("error" in commandArguments("mzk.showGraph", [], undefined, exists));
 });

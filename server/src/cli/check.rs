@@ -212,6 +212,10 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
             .iter()
             .filter(|l| l.diagnostic.severity == Severity::Warning)
             .count(),
+        info: located
+            .iter()
+            .filter(|l| l.diagnostic.severity == Severity::Info)
+            .count(),
     };
     let color = !args.no_color
         && std::env::var_os("NO_COLOR").is_none()

@@ -1,7 +1,7 @@
 //! `mzk context`: what each agent of a bundle is told, and how big it is —
 //! the static prompt as mozaiks 0.2.0 composes it (`analyzer::prompt`), its
-//! size in characters and in tokens of OpenAI's o200k_base encoding (the
-//! tiktoken-rs crate, which carries the encoding: no network), the variables
+//! size in characters and in tokens of OpenAI's o200k_base encoding
+//! (`analyzer::tokens`), the variables
 //! the agent sees and writes, its tools, and the prompt middleware that
 //! rewrites the prompt at run time (dynamic, not sized).
 
@@ -10,10 +10,9 @@ use std::process::ExitCode;
 
 use mzk_analyzer::prompt::{compose, AgentPrompt};
 use mzk_analyzer::syntax::ColumnUnit;
+use mzk_analyzer::tokens;
 use mzk_analyzer::Analysis;
 use serde_json::{json, Value};
-
-const ENCODING: &str = "o200k_base";
 
 #[derive(clap::Args, Debug)]
 pub struct ContextArgs {
@@ -31,21 +30,6 @@ pub struct ContextArgs {
 pub enum ContextFormat {
     Full,
     Json,
-}
-
-/// Counts tokens of the o200k_base encoding.
-pub struct Tokenizer(tiktoken_rs::CoreBPE);
-
-impl Tokenizer {
-    pub fn new() -> Result<Tokenizer, String> {
-        tiktoken_rs::o200k_base()
-            .map(Tokenizer)
-            .map_err(|e| format!("cannot load the {ENCODING} encoding: {e}"))
-    }
-
-    pub fn count(&self, text: &str) -> usize {
-        self.0.encode_ordinary(text).len()
-    }
 }
 
 pub fn run(args: ContextArgs) -> ExitCode {
@@ -71,14 +55,13 @@ pub fn run(args: ContextArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let tokenizer = match Tokenizer::new() {
-        Ok(t) => t,
+    let report = match report(&analysis, &prompts) {
+        Ok(report) => report,
         Err(e) => {
             eprintln!("mzk: {e}");
             return ExitCode::from(2);
         }
     };
-    let report = report(&analysis, &prompts, &tokenizer);
     match args.output_format {
         ContextFormat::Json => println!(
             "{}",
@@ -90,7 +73,7 @@ pub fn run(args: ContextArgs) -> ExitCode {
 }
 
 /// The report as data (the `json` format; `full` renders it).
-pub fn report(analysis: &Analysis, prompts: &[AgentPrompt], tokenizer: &Tokenizer) -> Value {
+pub fn report(analysis: &Analysis, prompts: &[AgentPrompt]) -> Result<Value, String> {
     let bundle = &analysis.bundle;
     let place = |file, range: mzk_analyzer::syntax::TextRange| {
         bundle.file(file).map_or(json!(null), |f| {
@@ -100,40 +83,42 @@ pub fn report(analysis: &Analysis, prompts: &[AgentPrompt], tokenizer: &Tokenize
             json!({"path": f.relative, "line": p.line + 1})
         })
     };
-    let agents: Vec<Value> = prompts
-        .iter()
-        .map(|p| {
-            json!({
-                "agent": p.agent,
-                "at": place(p.file, p.range),
-                "chars": p.text.chars().count(),
-                "tokens": tokenizer.count(&p.text),
-                "parts": p.parts.iter().map(|part| json!({
-                    "label": part.label,
-                    "at": place(part.file, part.range),
-                    "chars": part.text.chars().count(),
-                    "tokens": tokenizer.count(&part.text),
-                })).collect::<Vec<_>>(),
-                "dynamic": p.middleware,
-                "visible": p.visible,
-                "writable": p.writable,
-                "tools": p.tools,
-                "text": p.text,
-            })
-        })
-        .collect();
+    let mut agents: Vec<Value> = Vec::with_capacity(prompts.len());
+    for p in prompts {
+        let mut parts = Vec::with_capacity(p.parts.len());
+        for part in &p.parts {
+            parts.push(json!({
+                "label": part.label,
+                "at": place(part.file, part.range),
+                "chars": part.text.chars().count(),
+                "tokens": tokens::count(&part.text)?,
+            }));
+        }
+        agents.push(json!({
+            "agent": p.agent,
+            "at": place(p.file, p.range),
+            "chars": p.text.chars().count(),
+            "tokens": tokens::count(&p.text)?,
+            "parts": parts,
+            "dynamic": p.middleware,
+            "visible": p.visible,
+            "writable": p.writable,
+            "tools": p.tools,
+            "text": p.text,
+        }));
+    }
     let total = |key: &str| {
         agents
             .iter()
             .map(|a| a[key].as_u64().unwrap_or(0))
             .sum::<u64>()
     };
-    json!({
+    Ok(json!({
         "bundle": bundle.folder_name,
-        "encoding": ENCODING,
+        "encoding": tokens::ENCODING,
         "agents": agents,
         "total": {"chars": total("chars"), "tokens": total("tokens")},
-    })
+    }))
 }
 
 fn full(report: &Value) -> String {
@@ -198,16 +183,4 @@ fn full(report: &Value) -> String {
         report["encoding"].as_str().unwrap_or("")
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Tokenizer;
-
-    #[test]
-    fn the_tokenizer_is_o200k_base() {
-        let t = Tokenizer::new().unwrap();
-        assert_eq!(t.count(""), 0);
-        assert_eq!(t.count("hello world"), 2);
-    }
 }

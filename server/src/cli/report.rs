@@ -117,15 +117,21 @@ pub struct Summary {
     pub files: usize,
     pub errors: usize,
     pub warnings: usize,
+    pub info: usize,
 }
 
 fn summary_line(summary: &Summary) -> String {
     format!(
-        "{} error{}, {} warning{} in {} bundle{} ({} files)\n",
+        "{} error{}, {} warning{}{} in {} bundle{} ({} files)\n",
         summary.errors,
         if summary.errors == 1 { "" } else { "s" },
         summary.warnings,
         if summary.warnings == 1 { "" } else { "s" },
+        if summary.info > 0 {
+            format!(", {} info", summary.info)
+        } else {
+            String::new()
+        },
         summary.bundles,
         if summary.bundles == 1 { "" } else { "s" },
         summary.files
@@ -263,6 +269,7 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
             "files": summary.files,
             "errors": summary.errors,
             "warnings": summary.warnings,
+            "info": summary.info,
         },
     });
     format!(

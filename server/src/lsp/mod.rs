@@ -32,8 +32,9 @@ const FIX_ALL: &str = "source.fixAll.mzk";
 const RUN_WORKFLOW: &str = "mzk.runWorkflow";
 const RUN_FROM_AGENT: &str = "mzk.runFromAgent";
 const SHOW_GRAPH: &str = "mzk.showGraph";
+const SHOW_PROMPT: &str = "mzk.showPrompt";
 /// The commands the server executes (code lenses, the editor extensions).
-pub const COMMANDS: [&str; 3] = [RUN_WORKFLOW, RUN_FROM_AGENT, SHOW_GRAPH];
+pub const COMMANDS: [&str; 4] = [RUN_WORKFLOW, RUN_FROM_AGENT, SHOW_GRAPH, SHOW_PROMPT];
 
 /// An open document.
 struct Document {
@@ -473,6 +474,33 @@ impl Backend {
     }
 
     /// The analysis holding a document and the file id and byte offset of a position in it.
+    /// The analysis of the bundle a command names in its first argument:
+    /// the latest one, else a fresh one from disk.
+    async fn analysis_for_command(
+        &self,
+        command: &str,
+        dir: Option<PathBuf>,
+    ) -> Result<Arc<Analysis>> {
+        let Some(dir) = dir else {
+            return Err(invalid_params(&format!(
+                "{command} takes the bundle folder as its first argument"
+            )));
+        };
+        if let Some(analysis) = self.state.lock().await.analyses.get(&dir).cloned() {
+            return Ok(analysis);
+        }
+        if !dir.join("orchestrator.yaml").is_file() {
+            return Err(invalid_params(&format!(
+                "{}: not a bundle (no orchestrator.yaml)",
+                dir.display()
+            )));
+        }
+        match tokio::task::spawn_blocking(move || analyze_bundle(&RealFs, &dir)).await {
+            Ok(a) => Ok(Arc::new(a)),
+            Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
+        }
+    }
+
     async fn locate(
         &self,
         uri: &Uri,
@@ -798,6 +826,18 @@ impl LanguageServer for Backend {
                         RUN_FROM_AGENT,
                         vec![dir.clone(), serde_json::Value::String(agent)],
                     ),
+                    ide::LensAction::PromptSize {
+                        agent,
+                        tokens,
+                        chars,
+                    } => (
+                        match tokens {
+                            Some(tokens) => format!("prompt: {tokens} tokens, {chars} chars"),
+                            None => format!("prompt: {chars} chars"),
+                        },
+                        SHOW_PROMPT,
+                        vec![dir.clone(), serde_json::Value::String(agent)],
+                    ),
                 };
                 CodeLens {
                     range: to_range(&analysis, file, lens.range, unit),
@@ -809,7 +849,8 @@ impl LanguageServer for Backend {
         Ok(Some(lenses))
     }
 
-    /// `mzk.showGraph` answers the bundle's transition graph as Mermaid text;
+    /// `mzk.showGraph` answers the bundle's transition graph as Mermaid text,
+    /// `mzk.showPrompt` an agent's static prompt with its sizes as Markdown;
     /// the run commands say plainly that running is not available yet.
     async fn execute_command(
         &self,
@@ -822,28 +863,23 @@ impl LanguageServer for Backend {
             .map(|a| normalize(Path::new(a)));
         match params.command.as_str() {
             SHOW_GRAPH => {
-                let Some(dir) = dir else {
-                    return Err(invalid_params("mzk.showGraph takes the bundle folder as its argument"));
-                };
-                let analysis = self.state.lock().await.analyses.get(&dir).cloned();
-                let analysis = match analysis {
-                    Some(a) => a,
-                    None if dir.join("orchestrator.yaml").is_file() => {
-                        let d = dir.clone();
-                        match tokio::task::spawn_blocking(move || analyze_bundle(&RealFs, &d)).await {
-                            Ok(a) => Arc::new(a),
-                            Err(_) => return Err(tower_lsp_server::jsonrpc::Error::internal_error()),
-                        }
-                    }
-                    None => {
-                        return Err(invalid_params(&format!(
-                            "{}: not a bundle (no orchestrator.yaml)",
-                            dir.display()
-                        )))
-                    }
-                };
+                let analysis = self.analysis_for_command(SHOW_GRAPH, dir).await?;
                 let graph = TransitionGraph::build(&analysis.bundle);
                 Ok(Some(serde_json::Value::String(mermaid(&analysis.bundle, &graph))))
+            }
+            SHOW_PROMPT => {
+                let analysis = self.analysis_for_command(SHOW_PROMPT, dir).await?;
+                let agent = params.arguments.get(1).and_then(|a| a.as_str()).unwrap_or("");
+                let Some(found) = analysis.bundle.agent(agent) else {
+                    return Err(invalid_params(&format!(
+                        "mzk.showPrompt takes the bundle folder and an agent of it; `{agent}` is not one"
+                    )));
+                };
+                let prompt = mzk_analyzer::prompt::compose_one(&analysis.bundle, found);
+                let text = guarded("showPrompt", || {
+                    format!("# {agent}\n\n{}", prompt.summary_markdown(true))
+                })?;
+                Ok(Some(serde_json::Value::String(text)))
             }
             RUN_WORKFLOW | RUN_FROM_AGENT => Err(tower_lsp_server::jsonrpc::Error {
                 // -32803: the LSP code for "the request was valid but could not be fulfilled".
