@@ -347,14 +347,24 @@ impl<'t> Builder<'t> {
                 Err(err) => {
                     let at = self.offsets.byte(err.marker().index());
                     let end = next_char_end(self.text, at - self.offsets.base) + self.offsets.base;
-                    self.report(
-                        Rule::YamlSyntax,
-                        TextRange::new(at, end),
-                        format!(
-                            "{}; fix the YAML syntax here (mozaiks cannot load this file)",
-                            err.info()
-                        ),
-                    );
+                    // The parser's own depth guard (flow collections nest
+                    // in its recursion, before any event reaches us).
+                    if err.info().contains("recursion limit") {
+                        self.report(
+                            Rule::NestingTooDeep,
+                            TextRange::new(at, end),
+                            "collections are nested too deep here for the YAML parser; no bundle file needs this, so flatten the structure",
+                        );
+                    } else {
+                        self.report(
+                            Rule::YamlSyntax,
+                            TextRange::new(at, end),
+                            format!(
+                                "{}; fix the YAML syntax here (mozaiks cannot load this file)",
+                                err.info()
+                            ),
+                        );
+                    }
                     return Err(());
                 }
             };
