@@ -103,13 +103,16 @@ def main():
     print(f"prompt checks (MZ8xx, included above): {inproc['prompt_checks']['median_ms']:.2f} ms for the 15 bundles; "
           f"composing and tokenizing every prompt and part ({inproc['prompt_bytes'] / 1e3:.0f} KB of prompt text, "
           f"twice over): {inproc['prompt_tokens']['median_ms']:.1f} ms")
+    largest = inproc["largest_prompts"]
+    print(f"tokenizing the prompts of {largest['bundle']} ({largest['bytes'] / 1e3:.0f} KB, {largest['tokens']:,} tokens), "
+          f"tokenizer loaded: {largest['tokenize']['median_ms']:.1f} ms (goal: well under 100 ms)")
     app = corpus / "AppGenerator"
     context_cmd = [str(mzk), "context", str(app), "--output-format", "json"]
     context = json.loads(subprocess.run(context_cmd, capture_output=True, text=True, check=True).stdout)
     context_times = [timed(context_cmd)[0] for _ in range(args.runs)]
     print(f"mzk context AppGenerator (whole process, tokenizer load included): median {statistics.median(context_times):.1f} ms "
           f"over {args.runs} runs; {len(context['agents'])} agents, {context['total']['chars']:,} chars, "
-          f"{context['total']['tokens']:,} tokens (goal: well under 100 ms)")
+          f"{context['total']['tokens']:,} tokens")
 
 
 if __name__ == "__main__":

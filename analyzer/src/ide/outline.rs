@@ -36,10 +36,10 @@ pub enum LensAction {
     RunWorkflow,
     ShowGraph,
     RunFromAgent(String),
-    /// The size of the agent's static prompt (`None`: the tokenizer failed).
+    /// The size of the agent's static prompt.
     PromptSize {
         agent: String,
-        tokens: Option<usize>,
+        tokens: usize,
         chars: usize,
     },
 }
@@ -89,7 +89,7 @@ pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
                 range: d.name.range,
                 action: LensAction::PromptSize {
                     agent: p.agent.clone(),
-                    tokens: crate::tokens::count(&p.text).ok(),
+                    tokens: crate::tokens::count(&p.text),
                     chars: p.text.chars().count(),
                 },
             });

@@ -91,14 +91,14 @@ pub fn report(analysis: &Analysis, prompts: &[AgentPrompt]) -> Result<Value, Str
                 "label": part.label,
                 "at": place(part.file, part.range),
                 "chars": part.text.chars().count(),
-                "tokens": tokens::count(&part.text)?,
+                "tokens": tokens::count(&part.text),
             }));
         }
         agents.push(json!({
             "agent": p.agent,
             "at": place(p.file, p.range),
             "chars": p.text.chars().count(),
-            "tokens": tokens::count(&p.text)?,
+            "tokens": tokens::count(&p.text),
             "parts": parts,
             "dynamic": p.middleware,
             "visible": p.visible,

@@ -660,6 +660,9 @@ impl LanguageServer for Backend {
     /// Analyses every bundle under the workspace folders, so problems show
     /// before a file is opened, and asks the client to report file changes.
     async fn initialized(&self, _: InitializedParams) {
+        // Prompt sizes (lenses, hover, MZ803) need the tokenizer; load it
+        // off the message loop before the first file is opened.
+        tokio::task::spawn_blocking(mzk_analyzer::tokens::preload);
         let (roots, can_watch) = {
             let state = self.state.lock().await;
             (state.roots.clone(), state.can_watch)
@@ -831,10 +834,7 @@ impl LanguageServer for Backend {
                         tokens,
                         chars,
                     } => (
-                        match tokens {
-                            Some(tokens) => format!("prompt: {tokens} tokens, {chars} chars"),
-                            None => format!("prompt: {chars} chars"),
-                        },
+                        format!("prompt: {tokens} tokens, {chars} chars"),
                         SHOW_PROMPT,
                         vec![dir.clone(), serde_json::Value::String(agent)],
                     ),
