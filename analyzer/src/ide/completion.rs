@@ -71,8 +71,10 @@ pub fn completions(
     }
     let word_start = offset - before.len()
         + before
-            .rfind(|c: char| c.is_whitespace() || c == ':' || c == ',' || c == '[' || c == '{')
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rfind(|(_, c)| c.is_whitespace() || matches!(c, ':' | ',' | '[' | '{'))
+            // Unicode whitespace (a no-break space) is several bytes long.
+            .map_or(0, |(i, c)| i + c.len_utf8());
     let replace = TextRange::new(word_start as u32, offset as u32);
     let partial = &text[word_start..offset];
     let path = parent_path(text, line_start, key_column);
@@ -369,6 +371,12 @@ mod completion_tests {
             "transition_rules:\n  - target_agent: t|",
         );
         assert_eq!(reserved, ["terminate"]);
+        // A no-break space (two bytes) before the word.
+        let after_nbsp = complete(
+            F::TransitionGraph,
+            "transition_rules:\n  - target_agent:\u{a0}t|",
+        );
+        assert_eq!(after_nbsp, ["terminate"]);
         let enum_values = complete(
             F::TransitionGraph,
             "transition_rules:\n  - transition_type: |",

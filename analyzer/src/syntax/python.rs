@@ -85,6 +85,34 @@ fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
 /// about 7 MB/s, too slow for checking every bundle of a repository; this
 /// reads the same facts at the speed of a tokenizer.
 pub fn parse(src: &str, wanted: &[&str]) -> Module {
+    let mut module = parse_module(src, wanted);
+    // Error ranges are found on bytes and on logical lines split at `\n`:
+    // they are widened to whole characters and kept off the middle of a
+    // `\r\n`, which no editor position can address.
+    let bytes = src.as_bytes();
+    let outside_crlf = |i: usize| {
+        if i > 0 && bytes.get(i - 1) == Some(&b'\r') && bytes.get(i) == Some(&b'\n') {
+            i - 1
+        } else {
+            i
+        }
+    };
+    for r in &mut module.syntax_errors {
+        let mut start = (r.start as usize).min(src.len());
+        while !src.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (r.end as usize).clamp(start, src.len());
+        while !src.is_char_boundary(end) {
+            end += 1;
+        }
+        let start = outside_crlf(start);
+        *r = TextRange::new(start as u32, outside_crlf(end).max(start) as u32);
+    }
+    module
+}
+
+fn parse_module(src: &str, wanted: &[&str]) -> Module {
     let mut module = Module::default();
     let (lines, lexical_error) = logical_lines(src);
     module.syntax_errors.extend(lexical_error);
@@ -452,9 +480,12 @@ fn context_writes(src: &str, module: &mut Module) {
     while let Some(found) = src[from..].find(".set(") {
         let at = from + found;
         from = at + 5;
+        // Just after the last character that cannot be in a name (which
+        // may be several bytes long).
         let receiver_start = src[..at]
-            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rfind(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         if !src[receiver_start..at].contains("context") {
             continue;
         }
@@ -674,6 +705,30 @@ mod tests {
         assert_eq!(imported, vec!["os", "d", "e"]);
         assert_eq!(m.assigned[0].0, "X");
         assert_eq!(m.context_writes[0].0, "key_one");
+    }
+
+    #[test]
+    fn context_writes_after_a_multibyte_character() {
+        let m = parse("x = 1😀.set('a', 1)\ncontext😀context.set('key', 2)\n", &[]);
+        let keys: Vec<&str> = m.context_writes.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["key"]);
+    }
+
+    #[test]
+    fn syntax_error_ranges_never_split_a_crlf_or_a_character() {
+        for src in ["def f(:\r\n    return 1\r\n", " é\ndef f():\n    pass\n"] {
+            let m = parse(src, &["f"]);
+            assert!(!m.syntax_errors.is_empty(), "{src:?}");
+            for r in &m.syntax_errors {
+                for at in [r.start as usize, r.end as usize] {
+                    assert!(src.is_char_boundary(at), "{src:?} {r:?}");
+                    assert!(
+                        !(src[..at].ends_with('\r') && src[at..].starts_with('\n')),
+                        "{r:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
