@@ -475,3 +475,64 @@ fn context_shows_each_agents_prompt_and_its_size() {
         Some(2)
     );
 }
+
+/// Starts `mzk lsp`, initializes it with `process_id`, and returns it with
+/// its input still open.
+fn lsp_initialized(process_id: Option<u32>) -> (std::process::Child, std::process::ChildStdin) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mzk lsp starts");
+    let mut stdin = server.stdin.take().unwrap();
+    let pid = process_id.map_or("null".to_string(), |p| p.to_string());
+    for message in [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"processId":{pid},"capabilities":{{}}}}}}"#
+        ),
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#.to_string(),
+    ] {
+        write!(stdin, "Content-Length: {}\r\n\r\n{message}", message.len()).unwrap();
+    }
+    stdin.flush().unwrap();
+    (server, stdin)
+}
+
+/// Waits up to 10 s for the server to end on its own.
+fn ends_within_ten_seconds(mut server: std::process::Child, why: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = server.kill();
+            let _ = server.wait();
+            panic!("mzk lsp still running 10 s after {why}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_killed_client_leaves_no_server_behind() {
+    // The client dies: its end of the pipe closes, without shutdown or exit.
+    let (server, stdin) = lsp_initialized(None);
+    drop(stdin);
+    ends_within_ten_seconds(server, "its input closed");
+    // The client dies but the pipe stays open (inherited elsewhere): the
+    // server watches the `processId` it was given.
+    let mut editor = Command::new("sleep").arg("1").spawn().unwrap();
+    let (server, stdin) = lsp_initialized(Some(editor.id()));
+    editor.wait().unwrap(); // gone, and reaped
+    let status = ends_within_ten_seconds(server, "its editor process ended");
+    assert!(
+        !status.success(),
+        "an exit without shutdown reports failure: {status}"
+    );
+    drop(stdin);
+}

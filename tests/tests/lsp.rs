@@ -969,3 +969,160 @@ async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
 
     client.stop(server).await;
 }
+
+/// The resident memory of this process, in KiB (Linux).
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// 10,000 random incremental edits anywhere in agents.yaml (line breaks,
+/// YAML punctuation, é and 😀 included), with hover and completion requests
+/// interleaved and some of them cancelled. Every request is answered (a
+/// result, or the cancellation error); the diagnostics published for the
+/// last version are exactly those of the client's final text analysed
+/// directly, so the server's text is the client's; memory stays bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_random_edits_with_requests_and_cancellations() {
+    let dir = bundle_copy("lsp", "SupportDesk", "stress");
+    let path = dir.join("agents.yaml");
+    let file_uri = uri(&path);
+    let mut text: Vec<char> = std::fs::read_to_string(&path).unwrap().chars().collect();
+    let (mut client, server, _) = Client::start(&["utf-16"]).await;
+    client
+        .open(&file_uri, 0, &text.iter().collect::<String>())
+        .await;
+    let rss_before = rss_kib();
+    // A deterministic generator (xorshift), so a failure can be replayed.
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut random = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let pieces = [
+        "a", "é", "😀", "\n", ": ", "- ", " ", "name", "\"", "#", "日本",
+    ];
+    // UTF-16 line/character of a char index in the client's text.
+    let position = |text: &[char], at: usize| -> Value {
+        let line = text[..at].iter().filter(|c| **c == '\n').count();
+        let line_start = text[..at]
+            .iter()
+            .rposition(|c| *c == '\n')
+            .map_or(0, |i| i + 1);
+        let character: usize = text[line_start..at].iter().map(|c| c.len_utf16()).sum();
+        json!({"line": line, "character": character})
+    };
+    let edits = 10_000;
+    let mut pending: Vec<i64> = Vec::new();
+    for version in 1..=edits {
+        let at = random(text.len() + 1);
+        let delete = random(4).min(text.len() - at);
+        // Keep the file from growing without bound: delete more than is
+        // inserted once it is large.
+        let insert = if text.len() > 8_000 {
+            String::new()
+        } else {
+            pieces[random(pieces.len())].to_string()
+        };
+        let range = json!({"start": position(&text, at), "end": position(&text, at + delete)});
+        text.splice(at..at + delete, insert.chars());
+        client
+            .notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": file_uri, "version": version},
+                       "contentChanges": [{"range": range, "text": insert}]}),
+            )
+            .await;
+        if version % 25 == 0 {
+            let at = random(text.len() + 1);
+            let method = if version % 50 == 0 {
+                "textDocument/hover"
+            } else {
+                "textDocument/completion"
+            };
+            let id = client.next_id;
+            client.next_id += 1;
+            client
+                .send(json!({"jsonrpc": "2.0", "id": id, "method": method,
+                             "params": {"textDocument": {"uri": file_uri}, "position": position(&text, at)}}))
+                .await;
+            if version % 75 == 0 {
+                client.notify("$/cancelRequest", json!({"id": id})).await;
+            }
+            pending.push(id);
+        }
+    }
+    // Every request answered; then the diagnostics of the last version.
+    let mut last = None;
+    while !pending.is_empty() || last.is_none() {
+        let message = client.next().await;
+        if let Some(id) = message["id"]
+            .as_i64()
+            .filter(|_| message.get("method").is_none())
+        {
+            if let Some(error) = message.get("error") {
+                assert_eq!(
+                    error["code"], -32800,
+                    "only cancellations may fail: {message}"
+                );
+            }
+            pending.retain(|p| *p != id);
+        } else if message["method"] == "textDocument/publishDiagnostics"
+            && message["params"]["uri"] == file_uri.as_str()
+            && message["params"]["version"] == edits
+        {
+            last = Some(message["params"]["diagnostics"].as_array().unwrap().clone());
+        }
+    }
+    let last = last.unwrap();
+    // The client's final text, analysed directly with the same configuration.
+    let final_text: String = text.iter().collect();
+    std::fs::write(&path, &final_text).unwrap();
+    let mut analysis = mzk_analyzer::analyze_bundle(&mzk_analyzer::RealFs, &dir);
+    mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &dir)
+        .unwrap()
+        .apply(&mut analysis);
+    let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+    let expected: Vec<(String, u32, u32, String)> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.file == agents.id)
+        .map(|d| {
+            let p = agents.line_index.position(
+                &agents.text,
+                d.range.start,
+                mzk_analyzer::syntax::ColumnUnit::Utf16,
+            );
+            (d.rule.code().to_string(), p.line, p.col, d.message.clone())
+        })
+        .collect();
+    let mut published: Vec<(String, u32, u32, String)> = last
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap() as u32,
+                d["range"]["start"]["character"].as_u64().unwrap() as u32,
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut expected = expected;
+    expected.sort();
+    published.sort();
+    assert!(
+        !expected.is_empty(),
+        "random edits leave mistakes to report"
+    );
+    assert_eq!(published, expected);
+    if let (Some(before), Some(after)) = (rss_before, rss_kib()) {
+        assert!(
+            after < before + 512 * 1024,
+            "memory grew from {before} KiB to {after} KiB over {edits} edits"
+        );
+    }
+    client.stop(server).await;
+}

@@ -569,6 +569,10 @@ fn invalid_params(message: &str) -> tower_lsp_server::jsonrpc::Error {
 
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        #[cfg(unix)]
+        if let Some(pid) = params.process_id {
+            tokio::spawn(exit_with_parent(pid));
+        }
         let offered = params
             .capabilities
             .general
@@ -1332,6 +1336,26 @@ pub fn main() -> std::process::ExitCode {
     // keeps the pipe open); never let the runtime wait on it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     std::process::ExitCode::SUCCESS
+}
+
+/// The editor that started the server may die without closing the pipes
+/// (a crash, or pipes inherited by another process); the protocol's answer
+/// is `processId`: when that process is gone, the server exits too, and
+/// leaves no orphan behind.
+#[cfg(unix)]
+async fn exit_with_parent(pid: u32) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        // Signal 0 is not sent: kill only reports whether the process
+        // exists (EPERM: it does, under another user).
+        // SAFETY: kill with signal 0 has no effect on any process.
+        let found = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !found {
+            eprintln!("mzk lsp: the editor (process {pid}) is gone; exiting");
+            std::process::exit(1);
+        }
+    }
 }
 
 #[cfg(test)]
