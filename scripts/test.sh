@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs, then runs
 # formatting and lint checks and every test (unit, fixtures, CLI, conformance
-# with mozaiks 0.2.0 from PyPI, the language server under headless Neovim and Emacs eglot).
+# with mozaiks 0.2.0 from PyPI, the language server under headless Neovim and Emacs eglot),
+# then each fuzz target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,8 @@ fi
 # The VS Code extension is built, unit-tested and packaged with Node (20+) and npm.
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+# libFuzzer (the fuzz targets) is C++, built by the cc crate.
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]} (apt)"
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
@@ -58,3 +61,7 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 export MZK_REQUIRE_EDITORS=1
 echo "== cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1
+# Each fuzz target for a bounded time (installs cargo-fuzz once); a crash,
+# hang or out-of-memory fails the run and keeps the input in fuzz/regressions.
+echo "== fuzz"
+python3 scripts/fuzz.py --seconds "${MZK_FUZZ_SECONDS:-60}"

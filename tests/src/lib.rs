@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod fuzz;
+
 use mzk_analyzer::diagnostics::{Diagnostic, FileId};
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{analyze_bundle, discover_bundles, Analysis, RealFs};

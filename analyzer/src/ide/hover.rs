@@ -12,6 +12,7 @@ use crate::syntax::TextRange;
 
 /// Markdown describing the symbol under the cursor, and its range.
 pub fn hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextRange, String)> {
+    let offset = super::char_offset(analysis, file, offset);
     symbol_hover(analysis, file, offset).or_else(|| key_hover(analysis, file, offset))
 }
 

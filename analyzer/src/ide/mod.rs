@@ -29,8 +29,23 @@ pub struct FileRange {
     pub range: TextRange,
 }
 
+/// `offset` moved back to the start of the character it falls in, and
+/// clamped to the file: the features slice the text at it, and an offset
+/// from a caller that counted differently must not make them panic.
+pub(crate) fn char_offset(analysis: &Analysis, file: FileId, offset: u32) -> u32 {
+    let Some(text) = analysis.bundle.file(file).map(|f| f.text.as_str()) else {
+        return offset;
+    };
+    let mut at = (offset as usize).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at as u32
+}
+
 /// The definition of the symbol under the cursor.
 pub fn definition(analysis: &Analysis, file: FileId, offset: u32) -> Option<FileRange> {
+    let offset = char_offset(analysis, file, offset);
     let id = analysis.symbols.at(file, offset)?;
     let def = analysis.symbols.definition(id);
     // A tool's name in tools.yaml is also a reference to its Python function.

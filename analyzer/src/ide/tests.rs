@@ -436,3 +436,25 @@ fn hover_on_an_agent_breaks_its_prompt_down_by_part() {
         assert!(text.contains(&line), "{line} in {text}");
     }
 }
+
+#[test]
+fn offsets_inside_a_character_or_past_the_end_do_not_panic() {
+    let mut fs = support_desk();
+    let path = Path::new("/w/SupportDesk/agents.yaml");
+    let text = String::from_utf8(fs.read(path).unwrap()).unwrap();
+    fs.insert(path, text.replacen("Collects", "Collécts", 1));
+    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+    let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+    let inside = agents.text.find('é').unwrap() as u32 + 1;
+    for offset in [inside, agents.text.len() as u32 + 10] {
+        let _ = hover(&analysis, agents.id, offset);
+        let _ = definition(&analysis, agents.id, offset);
+    }
+    // Offsets at characters still answer: inside the agent's name.
+    let name = agents.text.find("IntakeAgent").unwrap();
+    let (range, _) = hover(&analysis, agents.id, name as u32 + 3).unwrap();
+    assert_eq!(
+        &agents.text[range.start as usize..range.end as usize],
+        "IntakeAgent"
+    );
+}

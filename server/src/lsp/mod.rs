@@ -80,6 +80,9 @@ impl State {
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// Whether the process ends when the editor's `processId` is gone: only
+    /// for the `mzk lsp` process, never for a server embedded in a test.
+    exit_with_parent: bool,
 }
 
 /// Open documents over the disk: what the editor shows wins.
@@ -570,7 +573,7 @@ fn invalid_params(message: &str) -> tower_lsp_server::jsonrpc::Error {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         #[cfg(unix)]
-        if let Some(pid) = params.process_id {
+        if let (true, Some(pid)) = (self.exit_with_parent, params.process_id) {
             tokio::spawn(exit_with_parent(pid));
         }
         let offered = params
@@ -1299,9 +1302,18 @@ where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
     O: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    serve_with(input, output, false).await
+}
+
+async fn serve_with<I, O>(input: I, output: O, exit_with_parent: bool)
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (service, socket) = LspService::new(|client| Backend {
         client,
         state: Arc::new(Mutex::new(State::default())),
+        exit_with_parent,
     });
     // The client's frames pass through the guard (framing.rs) on their way
     // in; the server's output and the guard's answers merge on the way out.
@@ -1331,7 +1343,7 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    runtime.block_on(serve_with(tokio::io::stdin(), tokio::io::stdout(), true));
     // After `exit` a blocking read of stdin may still be pending (the client
     // keeps the pipe open); never let the runtime wait on it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

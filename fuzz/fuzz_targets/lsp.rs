@@ -1,0 +1,4 @@
+#![no_main]
+//! Fuzz target: see `mzk_tests::fuzz::lsp`.
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mzk_tests::fuzz::lsp(data));

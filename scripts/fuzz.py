@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Fuzzing for mzk: seeds, then each cargo-fuzz target for a bounded time.
+
+Usage: python3 scripts/fuzz.py [--seconds 60] [--targets yaml,bundle,expression,lsp]
+
+Seeds come from the example bundles, the fixtures, and the 15 real bundles of
+mozaiks 0.2.0 when the conformance suite has unpacked them (~/.cache/mzk).
+Targets run with `--sanitizer none` (stable Rust; coverage guidance still
+works). A crash, a hang (-timeout) or running out of memory (-rss_limit_mb)
+fails the run; the input is copied to fuzz/regressions/<target>/, where
+`cargo test` replays it (tests/tests/fuzz_regressions.rs) once it is fixed.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FUZZ = REPO / "fuzz"
+TARGETS = ["yaml", "bundle", "expression", "lsp"]
+# Must match mzk_tests::fuzz::BUNDLE_FILES.
+BUNDLE_FILES = [
+    "orchestrator.yaml", "agents.yaml", "transition_graph.yaml", "context_variables.yaml",
+    "tools.yaml", "structured_outputs.yaml", "middleware.yaml", "ui_config.yaml",
+    "extended_orchestration/task_batches.yaml", "tools/a.py", "tools/b.py",
+]
+
+
+def bundle_dirs():
+    roots = [REPO / "bundles", REPO / "tests" / "fixtures"]
+    corpus = Path(os.environ.get("MZK_CACHE", Path.home() / ".cache" / "mzk")) / "conformance-0.2.0" / "corpus" / "workflows"
+    if corpus.is_dir():
+        roots.append(corpus)
+    for root in roots:
+        for orchestrator in sorted(root.rglob("orchestrator.yaml")):
+            yield orchestrator.parent
+
+
+def frame(message):
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def seeds(target_dir):
+    out = {t: [] for t in TARGETS}
+    for bundle in bundle_dirs():
+        files = []
+        for name in BUNDLE_FILES[:9]:
+            path = bundle / name
+            files.append(path.read_bytes() if path.is_file() else b"")
+        python = sorted((bundle / "tools").glob("*.py"))[:2] if (bundle / "tools").is_dir() else []
+        files += [p.read_bytes() for p in python]
+        out["bundle"].append(b"\0".join(files).rstrip(b"\0"))
+        for path in sorted(bundle.rglob("*.yaml")):
+            text = path.read_bytes()
+            out["yaml"].append(text)
+            for line in text.decode("utf-8", "replace").splitlines():
+                if "context_expression:" in line:
+                    out["expression"].append(line.split("context_expression:", 1)[1].strip().strip("\"'").encode())
+    agents = (REPO / "bundles" / "SupportDesk" / "agents.yaml").read_text()
+    uri = "file:///w/SupportDesk/agents.yaml"
+    session = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "processId": None}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": agents}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 8}}, "text": "nme"}]}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 12}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/completion", "params": {"textDocument": {"uri": uri}, "position": {"line": 3, "character": 6}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/codeLens", "params": {"textDocument": {"uri": uri}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "shutdown", "params": None},
+        {"jsonrpc": "2.0", "method": "exit", "params": None},
+    ]
+    out["lsp"].append(b"".join(frame(m) for m in session))
+    out["lsp"].append(b"".join(frame(m) for m in session[:4]))
+    for target, items in out.items():
+        folder = target_dir / target
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for i, data in enumerate(items):
+            (folder / f"seed-{i:04d}").write_bytes(data)
+    return {t: len(v) for t, v in out.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    args = parser.parse_args()
+    if shutil.which("cargo-fuzz") is None:
+        print("== installing cargo-fuzz 0.13.2", flush=True)
+        subprocess.run(["cargo", "install", "--locked", "cargo-fuzz", "--version", "0.13.2"], check=True)
+    counts = seeds(FUZZ / "seeds")
+    print(f"== seeds: {counts}", flush=True)
+    failed = []
+    for target in args.targets.split(","):
+        corpus = FUZZ / "corpus" / target
+        corpus.mkdir(parents=True, exist_ok=True)
+        artifacts = FUZZ / "artifacts" / target
+        shutil.rmtree(artifacts, ignore_errors=True)
+        artifacts.mkdir(parents=True)
+        print(f"== fuzz {target} for {args.seconds} s", flush=True)
+        result = subprocess.run(
+            ["cargo", "fuzz", "run", "--sanitizer", "none", "--jobs", "1", target,
+             str(corpus), str(FUZZ / "seeds" / target), "--",
+             f"-max_total_time={args.seconds}", "-timeout=20", "-rss_limit_mb=2048",
+             f"-artifact_prefix={artifacts}/", "-print_final_stats=1"],
+            cwd=FUZZ)
+        found = sorted(artifacts.iterdir())
+        if result.returncode != 0 or found:
+            keep = REPO / "fuzz" / "regressions" / target
+            keep.mkdir(parents=True, exist_ok=True)
+            for path in found:
+                shutil.copy(path, keep / path.name)
+            failed.append(f"{target}: exit {result.returncode}, inputs kept in {keep}: {[p.name for p in found]}")
+    if failed:
+        print("fuzzing found problems:\n  " + "\n  ".join(failed))
+        sys.exit(1)
+    print("== fuzzing: no crash, hang or out-of-memory")
+
+
+if __name__ == "__main__":
+    main()
