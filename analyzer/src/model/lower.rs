@@ -84,6 +84,17 @@ impl Lower<'_> {
 }
 
 /// A nullable bool as written (`None` when absent or null).
+/// The YAML values of a list of scalars, as written.
+fn any_list(obj: &Obj, key: &str) -> Vec<Node> {
+    obj.list(key)
+        .iter()
+        .filter_map(|i| match &i.value {
+            Norm::Any(node) => Some(node.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn opt_bool(obj: &Obj, key: &str) -> Option<bool> {
     match obj.get(key).map(|i| &i.value) {
         Some(Norm::Bool(b)) => Some(*b),
@@ -192,6 +203,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     authorization: opt_bool(def, "authorization"),
                     model_visible: opt_bool(def, "model_visible"),
                     source_type: source.and_then(|s| l.field(s, "type")),
+                    env_var: source.and_then(|s| l.field(s, "env_var")),
                     default: source.and_then(|s| l.any(s, "default")),
                     triggers: source
                         .map(|s| {
@@ -208,6 +220,12 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                                                     .any(|k| m.has(k))
                                             })
                                             .map(|_| t.key_range("match")),
+                                        equals: t.obj("match").and_then(|m| l.field(m, "equals")),
+                                        contains: t
+                                            .obj("match")
+                                            .and_then(|m| l.field(m, "contains")),
+                                        regex: t.obj("match").and_then(|m| l.field(m, "regex")),
+                                        response_key: l.field(t, "response_key"),
                                         agent: l.field(t, "agent"),
                                         tool: l.field(t, "tool"),
                                         range: t.range,
@@ -259,6 +277,8 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                             items: l.field(f, "items"),
                             variants: l.names(f.list("variants")),
                             has_default: f.get("default").is_some(),
+                            default: l.any(f, "default"),
+                            values: any_list(f, "values"),
                         })
                     })
                     .collect();
@@ -267,14 +287,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     kind,
                     fields,
                     variants: l.names(def.list("variants")),
-                    values: def
-                        .list("values")
-                        .iter()
-                        .filter_map(|i| match &i.value {
-                            Norm::Any(node) => Some(node.clone()),
-                            _ => None,
-                        })
-                        .collect(),
+                    values: any_list(def, "values"),
                 });
             }
         }
@@ -328,6 +341,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                         attempts_key: l.field(o, "attempts_key"),
                         values: l.names(o.list("values")),
                         error_value: l.field(o, "error_value"),
+                        result_field: l.field(o, "result_field"),
+                        max_attempts: o.int("max_attempts").unwrap_or(1),
+                        retry_on: l.names(o.list("retry_on")),
                     }),
                 });
             }

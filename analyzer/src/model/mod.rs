@@ -230,6 +230,8 @@ pub struct Variable {
     pub authorization: Option<bool>,
     pub model_visible: Option<bool>,
     pub source_type: Option<Name>,
+    /// `source.env_var` of `config` variables.
+    pub env_var: Option<Name>,
     pub default: Option<Node>,
     pub triggers: Vec<ContextTrigger>,
     /// The definition's mapping.
@@ -243,6 +245,12 @@ pub struct ContextTrigger {
     pub has_equals: bool,
     /// `match` is written but names none of equals/contains/regex.
     pub empty_match: Option<TextRange>,
+    /// `match.equals` / `match.contains` / `match.regex`.
+    pub equals: Option<Name>,
+    pub contains: Option<Name>,
+    pub regex: Option<Name>,
+    /// `ui_response` triggers: the dotted path in the tool's answer.
+    pub response_key: Option<Name>,
     pub agent: Option<Name>,
     pub tool: Option<Name>,
     pub range: TextRange,
@@ -278,6 +286,10 @@ pub struct Outcome {
     pub attempts_key: Option<Name>,
     pub values: Vec<Name>,
     pub error_value: Option<Name>,
+    /// The key read from the tool's return mapping (`status` when absent).
+    pub result_field: Option<Name>,
+    pub max_attempts: i128,
+    pub retry_on: Vec<Name>,
 }
 
 #[derive(Debug, Clone)]
@@ -320,6 +332,10 @@ pub struct ModelField {
     pub items: Option<Name>,
     pub variants: Vec<Name>,
     pub has_default: bool,
+    /// The `default` value when it is a scalar or collection as written.
+    pub default: Option<Node>,
+    /// Inline `type: literal` values.
+    pub values: Vec<Node>,
 }
 
 #[derive(Debug, Clone)]

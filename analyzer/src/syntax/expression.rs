@@ -246,14 +246,88 @@ fn valid_number(text: &str) -> bool {
     body.parse::<f64>().is_ok() && !body.contains("inf") && !body.contains("nan")
 }
 
-struct Parser {
+/// A compiled expression, evaluated by the runner over the channel context.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// `${name}`: the context value, null when missing.
+    Ref(String),
+    Const(Const),
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    Not(Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    /// A comparison chain `a < b <= c`.
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    /// `len(args)`; Python raises unless there is exactly one argument.
+    Len(Vec<Expr>),
+    /// `__ctx(args)`: the lookup `${}` compiles to.
+    Lookup(Vec<Expr>),
+    /// The bare builtin `len`.
+    LenFunction,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Const {
+    None,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    /// Imaginary literals (`1j`) and `...`: valid Python, never equal to context data.
+    Other(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtE,
+    Gt,
+    GtE,
+    In,
+    NotIn,
+    Is,
+    IsNot,
+}
+
+impl CmpOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::NotEq => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::LtE => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtE => ">=",
+            CmpOp::In => "in",
+            CmpOp::NotIn => "not in",
+            CmpOp::Is => "is",
+            CmpOp::IsNot => "is not",
+        }
+    }
+}
+
+struct Parser<'s> {
+    src: &'s str,
     tokens: Vec<Token>,
     at: usize,
 }
 
-type Parsed = Result<(), ExprError>;
+type Parsed = Result<Expr, ExprError>;
 
-impl Parser {
+/// One item, or the chain of items joined by `and`/`or`.
+fn chain(mut items: Vec<Expr>, join: fn(Vec<Expr>) -> Expr) -> Expr {
+    if items.len() == 1 {
+        items.pop().unwrap_or(Expr::Const(Const::None))
+    } else {
+        join(items)
+    }
+}
+
+impl Parser<'_> {
     fn peek(&self) -> &Token {
         &self.tokens[self.at.min(self.tokens.len() - 1)]
     }
@@ -283,7 +357,7 @@ impl Parser {
                 "lambdas are not allowed in context_expression",
             );
         }
-        self.or_test()?;
+        let e = self.or_test()?;
         if self.is_name("if") {
             let t = self.peek();
             return err(
@@ -292,64 +366,77 @@ impl Parser {
                 "conditional expressions (`x if c else y`) are not allowed in context_expression",
             );
         }
-        Ok(())
+        Ok(e)
     }
 
     fn or_test(&mut self) -> Parsed {
-        self.and_test()?;
+        let mut items = vec![self.and_test()?];
         while self.is_name("or") {
             self.next();
-            self.and_test()?;
+            items.push(self.and_test()?);
         }
-        Ok(())
+        Ok(chain(items, Expr::Or))
     }
 
     fn and_test(&mut self) -> Parsed {
-        self.not_test()?;
+        let mut items = vec![self.not_test()?];
         while self.is_name("and") {
             self.next();
-            self.not_test()?;
+            items.push(self.not_test()?);
         }
-        Ok(())
+        Ok(chain(items, Expr::And))
     }
 
     fn not_test(&mut self) -> Parsed {
         if self.is_name("not") {
             self.next();
-            return self.not_test();
+            return Ok(Expr::Not(Box::new(self.not_test()?)));
         }
         self.comparison()
     }
 
     fn comparison(&mut self) -> Parsed {
-        self.operand()?;
+        let left = self.operand()?;
+        let mut links = Vec::new();
         loop {
-            if ["==", "!=", "<", "<=", ">", ">="]
-                .iter()
-                .any(|op| self.is_op(op))
-                || self.is_name("in")
-            {
-                self.next();
-            } else if self.is_name("is") {
-                self.next();
-                if self.is_name("not") {
+            let op = match &self.peek().tok {
+                Tok::Op("==") => CmpOp::Eq,
+                Tok::Op("!=") => CmpOp::NotEq,
+                Tok::Op("<") => CmpOp::Lt,
+                Tok::Op("<=") => CmpOp::LtE,
+                Tok::Op(">") => CmpOp::Gt,
+                Tok::Op(">=") => CmpOp::GtE,
+                Tok::Name(n) if n == "in" => CmpOp::In,
+                Tok::Name(n) if n == "is" => {
                     self.next();
+                    if self.is_name("not") {
+                        CmpOp::IsNot
+                    } else {
+                        links.push((CmpOp::Is, self.operand()?));
+                        continue;
+                    }
                 }
-            } else if self.is_name("not") {
-                let t = self.next();
-                if !self.is_name("in") {
-                    return err(
-                        t.start,
-                        t.end,
-                        "invalid syntax: `not` here must be followed by `in`",
-                    );
+                Tok::Name(n) if n == "not" => {
+                    let t = self.next();
+                    if !self.is_name("in") {
+                        return err(
+                            t.start,
+                            t.end,
+                            "invalid syntax: `not` here must be followed by `in`",
+                        );
+                    }
+                    CmpOp::NotIn
                 }
-                self.next();
-            } else {
-                return Ok(());
-            }
-            self.operand()?;
+                _ => break,
+            };
+            self.next();
+            links.push((op, self.operand()?));
         }
+        Ok(if links.is_empty() {
+            left
+        } else {
+            Expr::Compare(Box::new(left), links)
+        })
     }
 
     /// An operand, refusing arithmetic around it.
@@ -362,7 +449,7 @@ impl Parser {
                 format!("unary `{}` is not allowed in context_expression (so `-1` is rejected); compare differently, e.g. `len(${{x}}) > 0` instead of `> -1`", &self.tok_text(t)),
             );
         }
-        self.atom_expr()?;
+        let e = self.atom_expr()?;
         const ARITHMETIC: &[&str] = &[
             "+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>",
         ];
@@ -370,7 +457,7 @@ impl Parser {
             let t = self.peek();
             return err(t.start, t.end, format!("arithmetic (`{op}`) is not allowed in context_expression; only comparisons, and/or/not, `in` and len()"));
         }
-        Ok(())
+        Ok(e)
     }
 
     fn tok_text(&self, t: &Token) -> String {
@@ -383,19 +470,42 @@ impl Parser {
 
     fn atom_expr(&mut self) -> Parsed {
         let atom = self.next();
-        match &atom.tok {
-            Tok::Ref(_) | Tok::Number => {}
+        let value = match &atom.tok {
+            Tok::Ref(name) => Expr::Ref(name.clone()),
+            Tok::Number => Expr::Const(number_value(&self.src[atom.start..atom.end])),
             Tok::Str => {
+                let mut value = string_value(&self.src[atom.start..atom.end]);
                 while matches!(self.peek().tok, Tok::Str) {
-                    self.next();
+                    let t = self.next();
+                    value = match (value, string_value(&self.src[t.start..t.end])) {
+                        (Const::Str(a), Const::Str(b)) => Const::Str(a + &b),
+                        (Const::Bytes(mut a), Const::Bytes(b)) => {
+                            a.extend(b);
+                            Const::Bytes(a)
+                        }
+                        _ => return err(atom.start, t.end, "cannot mix bytes and text literals"),
+                    };
                 }
+                Expr::Const(value)
             }
-            Tok::Name(n) if matches!(n.as_str(), "True" | "False" | "None") => {}
+            Tok::Name(n) if n == "True" => Expr::Const(Const::Bool(true)),
+            Tok::Name(n) if n == "False" => Expr::Const(Const::Bool(false)),
+            Tok::Name(n) if n == "None" => Expr::Const(Const::None),
             // `__ctx` is the lookup `${}` compiles to; the reference allows it by name.
             Tok::Name(n) if n == "len" || n == "__ctx" => {
+                let is_len = n == "len";
                 if self.is_op("(") {
                     self.next();
-                    self.call_arguments()?;
+                    let args = self.call_arguments()?;
+                    if is_len {
+                        Expr::Len(args)
+                    } else {
+                        Expr::Lookup(args)
+                    }
+                } else if is_len {
+                    Expr::LenFunction
+                } else {
+                    Expr::Const(Const::Other("<function __ctx>".into()))
                 }
             }
             Tok::Name(n) if is_keyword(n) => {
@@ -416,9 +526,17 @@ impl Parser {
                     ),
                 );
             }
-            Tok::Op("...") => {}
-            Tok::Op("(") => self.display(")", "a parenthesised expression or tuple")?,
-            Tok::Op("[") => self.display("]", "a list")?,
+            Tok::Op("...") => Expr::Const(Const::Other("Ellipsis".into())),
+            Tok::Op("(") => {
+                let (items, trailing_comma) =
+                    self.display(")", "a parenthesised expression or tuple")?;
+                if items.len() == 1 && !trailing_comma {
+                    items.into_iter().next().unwrap_or(Expr::Tuple(Vec::new()))
+                } else {
+                    Expr::Tuple(items)
+                }
+            }
+            Tok::Op("[") => Expr::List(self.display("]", "a list")?.0),
             Tok::Op("{") => return err(
                 atom.start,
                 atom.end,
@@ -426,7 +544,7 @@ impl Parser {
             ),
             Tok::End => return err(atom.start, atom.end, "the expression ends too early"),
             Tok::Op(op) => return err(atom.start, atom.end, format!("invalid syntax at `{op}`")),
-        }
+        };
         // Trailers: a call on anything but `len`, attributes and subscripts are refused.
         if self.is_op("(") {
             let t = self.peek();
@@ -452,10 +570,11 @@ impl Parser {
                 "subscripts (`x[...]`) are not allowed in context_expression",
             );
         }
-        Ok(())
+        Ok(value)
     }
 
-    fn call_arguments(&mut self) -> Parsed {
+    fn call_arguments(&mut self) -> Result<Vec<Expr>, ExprError> {
+        let mut args = Vec::new();
         while !self.is_op(")") {
             if matches!(self.peek().tok, Tok::Name(_))
                 && matches!(
@@ -478,7 +597,7 @@ impl Parser {
                     "argument unpacking is not allowed in context_expression",
                 );
             }
-            self.expr()?;
+            args.push(self.expr()?);
             self.comprehension_check()?;
             if self.is_op(",") {
                 self.next();
@@ -488,10 +607,10 @@ impl Parser {
             }
         }
         self.next();
-        Ok(())
+        Ok(args)
     }
 
-    fn comprehension_check(&self) -> Parsed {
+    fn comprehension_check(&self) -> Result<(), ExprError> {
         if self.is_name("for") || self.is_name("async") {
             let t = self.peek();
             return err(
@@ -503,7 +622,10 @@ impl Parser {
         Ok(())
     }
 
-    fn display(&mut self, close: &'static str, what: &str) -> Parsed {
+    /// The items of a display and whether a comma followed the last one.
+    fn display(&mut self, close: &'static str, what: &str) -> Result<(Vec<Expr>, bool), ExprError> {
+        let mut items = Vec::new();
+        let mut trailing_comma = false;
         while !self.is_op(close) {
             if matches!(self.peek().tok, Tok::End) {
                 let t = self.peek();
@@ -521,10 +643,12 @@ impl Parser {
                     "unpacking (`*x`) is not allowed in context_expression",
                 );
             }
-            self.expr()?;
+            items.push(self.expr()?);
+            trailing_comma = false;
             self.comprehension_check()?;
             if self.is_op(",") {
                 self.next();
+                trailing_comma = true;
             } else if matches!(self.peek().tok, Tok::End) {
                 let t = self.peek();
                 return err(
@@ -542,7 +666,75 @@ impl Parser {
             }
         }
         self.next();
-        Ok(())
+        Ok((items, trailing_comma))
+    }
+}
+
+/// The value of a number token the tokenizer already validated.
+fn number_value(text: &str) -> Const {
+    let clean = text.replace('_', "").to_ascii_lowercase();
+    if clean.ends_with('j') {
+        return Const::Other(text.to_string());
+    }
+    let radix = [("0x", 16), ("0o", 8), ("0b", 2)]
+        .iter()
+        .find_map(|(p, r)| clean.strip_prefix(p).map(|rest| (rest.to_string(), *r)));
+    if let Some((digits, radix)) = radix {
+        return i128::from_str_radix(&digits, radix)
+            .map(Const::Int)
+            .unwrap_or(Const::Float(f64::INFINITY));
+    }
+    if clean.contains(['.', 'e']) {
+        return Const::Float(clean.parse().unwrap_or(f64::NAN));
+    }
+    clean
+        .parse::<i128>()
+        .map(Const::Int)
+        .unwrap_or_else(|_| Const::Float(clean.parse().unwrap_or(f64::INFINITY)))
+}
+
+/// The value of a string token: prefix, quotes and the common escapes.
+fn string_value(text: &str) -> Const {
+    let prefix_len = text.find(['\'', '"']).unwrap_or(0);
+    let prefix = text[..prefix_len].to_ascii_lowercase();
+    let body = &text[prefix_len..];
+    let quote = &body[..1.min(body.len())];
+    let quote_len = if body.len() >= 6 && body[1..].starts_with(&quote.repeat(2)) {
+        3
+    } else {
+        1
+    };
+    let inner = body
+        .get(quote_len..body.len().saturating_sub(quote_len))
+        .unwrap_or("");
+    let raw = prefix.contains('r');
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' || raw {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('\\') => out.push('\\'),
+            Some('\'') => out.push('\''),
+            Some('"') => out.push('"'),
+            Some('\n') => {}
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    if prefix.contains('b') {
+        Const::Bytes(out.into_bytes())
+    } else {
+        Const::Str(out)
     }
 }
 
@@ -586,12 +778,18 @@ fn is_keyword(name: &str) -> bool {
 
 /// Parses an expression. On success returns its `${}` references.
 pub fn parse(src: &str) -> Result<Vec<ExprRef>, ExprError> {
+    compile(src).map(|(_, refs)| refs)
+}
+
+/// Compiles an expression as the reference does at run start: its tree and
+/// its `${}` references.
+pub fn compile(src: &str) -> Result<(Expr, Vec<ExprRef>), ExprError> {
     let (tokens, refs) = tokenize(src)?;
-    let mut parser = Parser { tokens, at: 0 };
+    let mut parser = Parser { src, tokens, at: 0 };
     if matches!(parser.peek().tok, Tok::End) {
         return err(0, src.len(), "the expression is empty");
     }
-    parser.expr()?;
+    let expr = parser.expr()?;
     let t = parser.peek();
     if !matches!(t.tok, Tok::End) {
         let text = src[t.start..t.end].to_string();
@@ -602,7 +800,7 @@ pub fn parse(src: &str) -> Result<Vec<ExprRef>, ExprError> {
         };
         return err(t.start, t.end, message);
     }
-    Ok(refs)
+    Ok((expr, refs))
 }
 
 #[cfg(test)]

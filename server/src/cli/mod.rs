@@ -5,6 +5,7 @@ pub mod context;
 mod fix;
 mod graph;
 mod report;
+pub mod run;
 pub mod schema;
 mod watch;
 
@@ -47,6 +48,10 @@ enum Command {
     },
     /// Write a JSON Schema per bundle file kind, and the yaml-language-server settings that map them.
     Schema(schema::SchemaArgs),
+    /// Run a bundle locally with mozaiks' semantics (offline: synthetic model or a scenario).
+    Run(run::RunArgs),
+    /// Browse the run history: `mzk runs list`, `mzk runs show ID`.
+    Runs(run::RunsArgs),
 }
 
 /// Output formats of `mzk rules`.
@@ -89,6 +94,8 @@ pub fn main() -> ExitCode {
         Command::Graph(args) => graph::run(args),
         Command::Context(args) => context::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Runs(args) => run::runs(args),
         Command::Lsp => crate::lsp::main(),
         Command::Explain { rule } => match Rule::lookup(&rule) {
             Some(rule) => {

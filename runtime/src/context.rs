@@ -1,0 +1,214 @@
+//! The channel context, its authority policy (bundle-format §9, inferred by
+//! the analyzer) and the per-turn bridge tools write through (§3.4).
+
+use std::collections::{BTreeMap, HashMap};
+
+use mzk_analyzer::model::authority::{self, Authority};
+use mzk_analyzer::model::Bundle;
+use serde_json::{Map, Value};
+
+use crate::python::ContextAccess;
+
+/// Who may write what.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    workflow: String,
+    declared: HashMap<String, (Authority, bool)>,
+}
+
+impl Policy {
+    pub fn new(bundle: &Bundle, workflow: &str) -> Policy {
+        let facts = authority::Facts::of(bundle);
+        let declared = bundle
+            .variables
+            .iter()
+            .map(|v| {
+                let build_context = v
+                    .source_type
+                    .as_ref()
+                    .is_some_and(|s| s.text == "build_context");
+                (
+                    v.name.text.clone(),
+                    (authority::infer_with(&facts, v), build_context),
+                )
+            })
+            .collect();
+        Policy {
+            workflow: workflow.to_string(),
+            declared,
+        }
+    }
+
+    /// `Ok` when `writer` may `op` (set or delete) `key`; else the reference's error text.
+    pub fn check(&self, key: &str, writer: &str, op: &str) -> Result<(), String> {
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!(
+                "context_authority.empty_key workflow={} writer={writer}",
+                self.workflow
+            ));
+        }
+        if writer == "runtime_system" {
+            return Ok(());
+        }
+        let Some((authority, build_context)) = self.declared.get(key) else {
+            return Err(format!(
+                "context_authority.unknown_key workflow={} key={key} writer={writer} op={op}",
+                self.workflow
+            ));
+        };
+        if authority.can_write(writer, *build_context) {
+            Ok(())
+        } else {
+            Err(format!(
+                "context_authority.rejected workflow={} key={key} writer={writer} op={op}",
+                self.workflow
+            ))
+        }
+    }
+
+    /// The writer a tool's bridge write is attributed to (§3.3): the
+    /// deterministic tool writer when the key lists it, else the bridge.
+    pub fn tool_writer(&self, key: &str) -> &'static str {
+        match self.declared.get(key.trim()) {
+            Some((a, _)) if a.writers.iter().any(|w| w == "deterministic_tool") => {
+                "deterministic_tool"
+            }
+            _ => "context_bridge",
+        }
+    }
+
+    /// The writer of an agent-text trigger update (§3.7).
+    pub fn text_trigger_writer(&self, key: &str) -> &'static str {
+        match self.declared.get(key) {
+            Some((a, _)) if a.writers.iter().any(|w| w == "sentinel_text_trigger") => {
+                "sentinel_text_trigger"
+            }
+            _ => "agent_text",
+        }
+    }
+}
+
+/// A pending bridge operation and the writer it is attributed to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    Set(Value, String),
+    Delete(String),
+}
+
+/// One turn's view of the context for tools: reads see the channel plus
+/// this turn's pending writes; writes are checked, then kept pending until
+/// the packet commits.
+pub struct Bridge<'a> {
+    pub channel: &'a Map<String, Value>,
+    pub policy: &'a Policy,
+    pub pending: &'a mut BTreeMap<String, Pending>,
+    /// Set for auto tools: `structured_output` reads this, writes to it fail.
+    pub writer_override: Option<&'static str>,
+    /// Refusals seen during the call, reported as events.
+    pub refused: Vec<(String, String, String)>,
+}
+
+impl Bridge<'_> {
+    fn writer_for(&self, key: &str) -> &'static str {
+        self.writer_override
+            .unwrap_or_else(|| self.policy.tool_writer(key))
+    }
+}
+
+impl ContextAccess for Bridge<'_> {
+    fn get(&mut self, key: &str) -> Option<Value> {
+        match self.pending.get(key) {
+            Some(Pending::Set(v, _)) => Some(v.clone()),
+            Some(Pending::Delete(_)) => None,
+            None => self.channel.get(key).cloned(),
+        }
+    }
+
+    fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+        let writer = self.writer_for(key);
+        if let Err(e) = self.policy.check(key, writer, "set") {
+            self.refused
+                .push((key.to_string(), writer.to_string(), e.clone()));
+            return Err(e);
+        }
+        self.pending.insert(
+            key.trim().to_string(),
+            Pending::Set(value, writer.to_string()),
+        );
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &str) -> Result<(), String> {
+        let writer = self.writer_for(key);
+        if let Err(e) = self.policy.check(key, writer, "delete") {
+            self.refused
+                .push((key.to_string(), writer.to_string(), e.clone()));
+            return Err(e);
+        }
+        if self.get(key).is_some() {
+            self.pending
+                .insert(key.trim().to_string(), Pending::Delete(writer.to_string()));
+        }
+        Ok(())
+    }
+
+    fn snapshot(&mut self) -> Map<String, Value> {
+        let mut out = self.channel.clone();
+        for (k, p) in self.pending.iter() {
+            match p {
+                Pending::Set(v, _) => {
+                    out.insert(k.clone(), v.clone());
+                }
+                Pending::Delete(_) => {
+                    out.remove(k);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A context container written by the runtime itself (`before_chat` tools
+/// see the loader container, writer `runtime_system`).
+pub struct Loader<'a> {
+    pub values: &'a mut Map<String, Value>,
+}
+
+impl ContextAccess for Loader<'_> {
+    fn get(&mut self, key: &str) -> Option<Value> {
+        self.values.get(key).cloned()
+    }
+    fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+        self.values.insert(key.trim().to_string(), value);
+        Ok(())
+    }
+    fn delete(&mut self, key: &str) -> Result<(), String> {
+        self.values.remove(key);
+        Ok(())
+    }
+    fn snapshot(&mut self) -> Map<String, Value> {
+        self.values.clone()
+    }
+}
+
+/// §3.1 coercion of a `state` default by its declared type.
+pub fn coerce(declared_type: Option<&str>, value: Value) -> Value {
+    match (declared_type, &value) {
+        (Some("boolean" | "bool"), Value::String(s)) => Value::Bool(matches!(
+            s.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )),
+        (Some("boolean" | "bool"), Value::Null) => Value::Null,
+        (Some("boolean" | "bool"), other) => Value::Bool(crate::value::truthy(other)),
+        (Some("integer" | "int"), Value::String(s)) => {
+            s.trim().parse::<i64>().map(Value::from).unwrap_or(value)
+        }
+        (Some("integer" | "int"), Value::Number(n)) if n.is_f64() => n
+            .as_f64()
+            .map(|f| Value::from(f.trunc() as i64))
+            .unwrap_or(value),
+        (Some("integer" | "int"), Value::Bool(b)) => Value::from(*b as i64),
+        _ => value,
+    }
+}

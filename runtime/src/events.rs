@@ -1,0 +1,227 @@
+//! The typed event stream of a run. Every step is an event; the same events
+//! are printed live, persisted in the history and streamed to the editor.
+//! The JSON form (one object per line, `type` first) is documented in
+//! docs/runtime.md.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    RunStarted {
+        run_id: String,
+        workflow: String,
+        backend: String,
+        initial_agent: String,
+        /// The initiator's opening text (§1.3).
+        seed: String,
+        max_turns: u32,
+    },
+    /// A continuation of a paused run with the user's reply.
+    UserMessage {
+        text: String,
+    },
+    TurnStarted {
+        agent: String,
+        turn: u32,
+    },
+    /// The system prompt sent for this model call, and its size.
+    Prompt {
+        agent: String,
+        chars: usize,
+        text: String,
+    },
+    ModelResponse {
+        agent: String,
+        /// The final body (text, or the JSON object of a structured output).
+        body: Value,
+        /// The tools the model called, in emission order.
+        tool_calls: Vec<String>,
+        /// True when the synthetic stand-in model produced the reply.
+        synthetic: bool,
+    },
+    ToolCall {
+        agent: String,
+        tool: String,
+        call_id: String,
+        arguments: Value,
+        /// `llm`, `auto`, `lifecycle:<trigger>` or `middleware`.
+        kind: String,
+    },
+    ToolResult {
+        agent: String,
+        tool: String,
+        call_id: String,
+        ok: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        traceback: Option<String>,
+        elapsed_ms: f64,
+    },
+    /// A write or delete that reached the channel context.
+    ContextSet {
+        key: String,
+        /// Null for a delete.
+        value: Value,
+        writer: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        deleted: bool,
+    },
+    /// A write the authority policy refused.
+    ContextRefused {
+        key: String,
+        writer: String,
+        error: String,
+    },
+    StructuredOutput {
+        agent: String,
+        model: String,
+        data: Value,
+    },
+    Transition {
+        from: String,
+        to: String,
+        /// The rule's index in transition_graph.yaml (absent for the opening
+        /// hand-over to the initial agent).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rule: Option<usize>,
+        /// `after_turn`, `condition`, or `start`.
+        kind: String,
+    },
+    Paused {
+        agent: String,
+        turn: u32,
+    },
+    /// Something the runner notes without changing the run (a skipped file,
+    /// a lifecycle tool error).
+    Notice {
+        message: String,
+    },
+    RunFinished {
+        /// completed, failed, paused or interrupted.
+        status: String,
+        /// workflow_complete, workflow_failed, max_turns, no_transition_matched,
+        /// awaiting_user_input, turn_failed, interrupted, …
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        failure_message: Option<String>,
+        turns: u32,
+    },
+}
+
+impl Event {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "run_started",
+            Event::UserMessage { .. } => "user_message",
+            Event::TurnStarted { .. } => "turn_started",
+            Event::Prompt { .. } => "prompt",
+            Event::ModelResponse { .. } => "model_response",
+            Event::ToolCall { .. } => "tool_call",
+            Event::ToolResult { .. } => "tool_result",
+            Event::ContextSet { .. } => "context_set",
+            Event::ContextRefused { .. } => "context_refused",
+            Event::StructuredOutput { .. } => "structured_output",
+            Event::Transition { .. } => "transition",
+            Event::Paused { .. } => "paused",
+            Event::Notice { .. } => "notice",
+            Event::RunFinished { .. } => "run_finished",
+        }
+    }
+
+    /// One line for a terminal, or `None` for events only the JSON form shows.
+    pub fn human(&self) -> Option<String> {
+        fn short(v: &Value) -> String {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            if one_line.chars().count() > 100 {
+                format!("{}…", one_line.chars().take(99).collect::<String>())
+            } else {
+                one_line
+            }
+        }
+        Some(match self {
+            Event::RunStarted {
+                run_id,
+                workflow,
+                backend,
+                initial_agent,
+                ..
+            } => format!("run {run_id}: {workflow} from {initial_agent} ({backend} model)"),
+            Event::UserMessage { text } => {
+                format!("  user: {}", short(&Value::String(text.clone())))
+            }
+            Event::TurnStarted { agent, turn } => format!("turn {turn}: {agent}"),
+            Event::Prompt { .. } => return None,
+            Event::ModelResponse {
+                body, synthetic, ..
+            } => format!(
+                "  {}says: {}",
+                if *synthetic { "(synthetic) " } else { "" },
+                short(body)
+            ),
+            Event::ToolCall {
+                tool,
+                arguments,
+                kind,
+                ..
+            } => format!("  calls {tool}({}) [{kind}]", short(arguments)),
+            Event::ToolResult {
+                tool,
+                ok: true,
+                result,
+                ..
+            } => format!(
+                "  {tool} → {}",
+                result.as_ref().map_or_else(String::new, short)
+            ),
+            Event::ToolResult { tool, error, .. } => {
+                format!("  {tool} failed: {}", error.as_deref().unwrap_or("error"))
+            }
+            Event::ContextSet {
+                key,
+                value,
+                writer,
+                deleted,
+            } => {
+                if *deleted {
+                    format!("  context: {key} deleted ({writer})")
+                } else {
+                    format!("  context: {key} = {} ({writer})", short(value))
+                }
+            }
+            Event::ContextRefused { error, .. } => format!("  refused: {error}"),
+            Event::StructuredOutput { model, .. } => format!("  output valid against {model}"),
+            Event::Transition {
+                from,
+                to,
+                rule,
+                kind,
+            } => match rule {
+                Some(i) => format!("  → {to} (rule {i}: {from}, {kind})"),
+                None => format!("  → {to} ({kind})"),
+            },
+            Event::Paused { agent, .. } => format!("paused: {agent} handed over to the user"),
+            Event::Notice { message } => format!("  note: {message}"),
+            Event::RunFinished {
+                status,
+                reason,
+                error,
+                turns,
+                ..
+            } => match error {
+                Some(e) if e != reason => format!("{status} ({reason}) after {turns} turns: {e}"),
+                _ => format!("{status} ({reason}) after {turns} turns"),
+            },
+        })
+    }
+}

@@ -1,0 +1,327 @@
+//! Run history in an embedded SQLite database (default `.mzk/runs.db` beside
+//! the bundle). Each event is committed as it happens (WAL journal), and the
+//! run's state is saved at every settlement, so a crash or Ctrl-C loses
+//! nothing already recorded and a paused run can be resumed from another
+//! process.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::engine::RunState;
+use crate::events::Event;
+
+pub struct History {
+    db: Connection,
+}
+
+/// One line of `mzk runs list`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub workflow: String,
+    pub bundle: String,
+    pub backend: String,
+    pub started_at: String,
+    pub updated_at: String,
+    pub status: String,
+    pub reason: String,
+    pub error: Option<String>,
+    pub turns: u32,
+    pub events: u32,
+}
+
+/// One stored event.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredEvent {
+    pub seq: u32,
+    pub at: String,
+    pub event: serde_json::Value,
+}
+
+fn sql(e: rusqlite::Error) -> String {
+    format!("run history: {e}")
+}
+
+/// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn now() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// A new run id: sortable by start time, unique per process.
+pub fn new_run_id() -> String {
+    let t = now();
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let compact: String = t.chars().filter(char::is_ascii_digit).take(14).collect();
+    format!(
+        "{}-{}-{:04x}",
+        &compact[..8.min(compact.len())],
+        &compact[8.min(compact.len())..],
+        (nanos ^ std::process::id()) & 0xffff
+    )
+}
+
+impl History {
+    pub fn open(path: &Path) -> Result<History, String> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("run history: cannot create {}: {e}", parent.display()))?;
+        }
+        let db =
+            Connection::open(path).map_err(|e| format!("run history {}: {e}", path.display()))?;
+        db.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sql)?;
+        db.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             CREATE TABLE IF NOT EXISTS runs (
+                 id TEXT PRIMARY KEY,
+                 workflow TEXT NOT NULL,
+                 bundle TEXT NOT NULL,
+                 backend TEXT NOT NULL,
+                 started_at TEXT NOT NULL,
+                 updated_at TEXT NOT NULL,
+                 status TEXT NOT NULL,
+                 reason TEXT NOT NULL DEFAULT '',
+                 error TEXT,
+                 turns INTEGER NOT NULL DEFAULT 0,
+                 pid INTEGER,
+                 state TEXT
+             );
+             CREATE TABLE IF NOT EXISTS events (
+                 run_id TEXT NOT NULL REFERENCES runs(id),
+                 seq INTEGER NOT NULL,
+                 at TEXT NOT NULL,
+                 type TEXT NOT NULL,
+                 data TEXT NOT NULL,
+                 PRIMARY KEY (run_id, seq)
+             );",
+        )
+        .map_err(|e| format!("run history {}: {e}", path.display()))?;
+        let history = History { db };
+        history.mark_orphans()?;
+        Ok(history)
+    }
+
+    pub fn create_run(
+        &self,
+        id: &str,
+        workflow: &str,
+        bundle: &str,
+        backend: &str,
+    ) -> Result<(), String> {
+        let at = now();
+        self.db
+            .execute(
+                "INSERT INTO runs (id, workflow, bundle, backend, started_at, updated_at, status, pid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, 'running', ?6)",
+                params![id, workflow, bundle, backend, at, std::process::id()],
+            )
+            .map_err(sql)?;
+        Ok(())
+    }
+
+    /// Appends one event (committed at once).
+    pub fn append(&self, run_id: &str, event: &Event) -> Result<(), String> {
+        let data = serde_json::to_string(event).map_err(|e| e.to_string())?;
+        self.db
+            .execute(
+                "INSERT INTO events (run_id, seq, at, type, data)
+                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run_id = ?1), ?2, ?3, ?4)",
+                params![run_id, now(), event.type_name(), data],
+            )
+            .map_err(sql)?;
+        Ok(())
+    }
+
+    /// Saves the run's state (status, turns, the resumable state).
+    pub fn save_state(&self, state: &RunState) -> Result<(), String> {
+        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
+        let pid: Option<u32> = (state.status == "running").then(std::process::id);
+        self.db
+            .execute(
+                "UPDATE runs SET status = ?2, reason = ?3, error = ?4, turns = ?5, state = ?6,
+                 updated_at = ?7, pid = ?8 WHERE id = ?1",
+                params![
+                    state.run_id,
+                    state.status,
+                    state.reason,
+                    state.error,
+                    state.turn_count,
+                    json,
+                    now(),
+                    pid
+                ],
+            )
+            .map_err(sql)?;
+        Ok(())
+    }
+
+    /// Marks a resumed run as running in this process.
+    pub fn claim(&self, run_id: &str) -> Result<(), String> {
+        self.db
+            .execute(
+                "UPDATE runs SET status = 'running', pid = ?2, updated_at = ?3 WHERE id = ?1",
+                params![run_id, std::process::id(), now()],
+            )
+            .map_err(sql)?;
+        Ok(())
+    }
+
+    pub fn load_state(&self, run_id: &str) -> Result<Option<RunState>, String> {
+        let row: Option<Option<String>> = self
+            .db
+            .query_row(
+                "SELECT state FROM runs WHERE id = ?1",
+                params![run_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sql)?;
+        match row {
+            None => Ok(None),
+            Some(None) => Ok(Some(RunState {
+                run_id: run_id.to_string(),
+                ..RunState::default()
+            })),
+            Some(Some(json)) => serde_json::from_str(&json)
+                .map(Some)
+                .map_err(|e| format!("run {run_id}: unreadable state: {e}")),
+        }
+    }
+
+    pub fn list(&self, limit: usize) -> Result<Vec<RunSummary>, String> {
+        let mut stmt = self
+            .db
+            .prepare(
+                "SELECT id, workflow, bundle, backend, started_at, updated_at, status, reason, error, turns,
+                        (SELECT COUNT(*) FROM events e WHERE e.run_id = runs.id)
+                 FROM runs ORDER BY started_at DESC, id DESC LIMIT ?1",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map(params![limit as i64], |r| {
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    workflow: r.get(1)?,
+                    bundle: r.get(2)?,
+                    backend: r.get(3)?,
+                    started_at: r.get(4)?,
+                    updated_at: r.get(5)?,
+                    status: r.get(6)?,
+                    reason: r.get(7)?,
+                    error: r.get(8)?,
+                    turns: r.get(9)?,
+                    events: r.get(10)?,
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+    }
+
+    pub fn summary(&self, run_id: &str) -> Result<Option<RunSummary>, String> {
+        Ok(self
+            .list(usize::MAX >> 1)?
+            .into_iter()
+            .find(|r| r.id == run_id))
+    }
+
+    pub fn events(&self, run_id: &str) -> Result<Vec<StoredEvent>, String> {
+        let mut stmt = self
+            .db
+            .prepare("SELECT seq, at, data FROM events WHERE run_id = ?1 ORDER BY seq")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map(params![run_id], |r| {
+                let data: String = r.get(2)?;
+                Ok(StoredEvent {
+                    seq: r.get(0)?,
+                    at: r.get(1)?,
+                    event: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+    }
+
+    /// Runs left `running` by a process that no longer exists (killed,
+    /// crashed) are marked interrupted, with a closing event.
+    fn mark_orphans(&self) -> Result<(), String> {
+        let mut stmt = self
+            .db
+            .prepare("SELECT id, pid, turns FROM runs WHERE status = 'running'")
+            .map_err(sql)?;
+        let running: Vec<(String, Option<i64>, u32)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)?;
+        for (id, pid, turns) in running {
+            if pid.is_some_and(process_alive) {
+                continue;
+            }
+            self.append(
+                &id,
+                &Event::RunFinished {
+                    status: "interrupted".into(),
+                    reason: "interrupted".into(),
+                    error: Some("the process running it ended before the run finished".into()),
+                    failure_message: None,
+                    turns,
+                },
+            )?;
+            self.db
+                .execute(
+                    "UPDATE runs SET status = 'interrupted', reason = 'interrupted', pid = NULL,
+                     updated_at = ?2 WHERE id = ?1",
+                    params![id, now()],
+                )
+                .map_err(sql)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: i64) -> bool {
+    if pid == std::process::id() as i64 {
+        return true;
+    }
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // Signal 0 checks existence; EPERM means it exists under another user.
+    // SAFETY: kill with signal 0 sends nothing and has no side effects.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(pid: i64) -> bool {
+    pid == std::process::id() as i64
+}

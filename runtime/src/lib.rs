@@ -1,0 +1,20 @@
+//! Runs a Mozaiks workflow bundle locally with mozaiks 0.2.0's semantics
+//! (runtime-semantics.md): the turn loop, transitions, context authority,
+//! tools in a Python worker, structured outputs, events and a persisted run
+//! history. It consumes the analyzer's lowered [`mzk_analyzer::model::Bundle`]
+//! and never re-reads the bundle's YAML.
+
+pub mod backend;
+pub mod context;
+pub mod engine;
+pub mod events;
+pub mod expr;
+pub mod history;
+pub mod outputs;
+pub mod python;
+pub mod scenario;
+pub mod suite;
+pub mod value;
+
+pub use engine::{Engine, EventSink, Recorder, RunOptions, RunState};
+pub use events::Event;

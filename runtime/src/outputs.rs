@@ -1,0 +1,450 @@
+//! Structured outputs (§5): a reply is validated against its registry model
+//! exactly as mozaiks 0.2.0 does (fence stripped, JSON object required,
+//! undeclared keys refused at every depth, lax scalars), and the synthetic
+//! model builds replies that pass.
+
+use mzk_analyzer::model::{Bundle, ModelDef, ModelKind};
+use serde_json::{Map, Value};
+
+use crate::value::{py_eq, py_repr, yaml_to_json};
+
+/// The body as mozaiks reads it (§5.2 step 1): a string is trimmed, a code
+/// fence removed and parsed as JSON when it parses.
+pub fn parse_body(body: &Value) -> Value {
+    let Value::String(text) = body else {
+        return body.clone();
+    };
+    let mut text = text.trim();
+    if let Some(rest) = text.strip_prefix("```") {
+        if let Some(inner) = rest.strip_suffix("```") {
+            let inner = inner
+                .strip_prefix("json")
+                .or_else(|| inner.strip_prefix("JSON"))
+                .unwrap_or(inner);
+            text = inner.trim();
+        }
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// Validates a reply body against a model: the model's JSON dump, or the
+/// errors in Pydantic's style.
+pub fn validate(bundle: &Bundle, model: &str, body: &Value) -> Result<Value, String> {
+    let parsed = parse_body(body);
+    if !parsed.is_object() {
+        return Err("structured output was not a JSON object".into());
+    }
+    let mut errors = Vec::new();
+    let out = check_named(bundle, model, &parsed, "", &mut errors, 0);
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        let count = errors.len();
+        Err(format!(
+            "{count} validation error{} for {model}: {}",
+            if count == 1 { "" } else { "s" },
+            errors.join("; ")
+        ))
+    }
+}
+
+const MAX_DEPTH: usize = 64;
+
+fn at(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn check_named(
+    bundle: &Bundle,
+    name: &str,
+    value: &Value,
+    path: &str,
+    errors: &mut Vec<String>,
+    depth: usize,
+) -> Value {
+    if depth > MAX_DEPTH {
+        errors.push(format!("{path}: nesting too deep"));
+        return Value::Null;
+    }
+    if let Some(def) = bundle.model(name) {
+        return check_def(bundle, def, value, path, errors, depth + 1);
+    }
+    check_type(bundle, name, None, &[], &[], value, path, errors, depth + 1)
+}
+
+fn check_def(
+    bundle: &Bundle,
+    def: &ModelDef,
+    value: &Value,
+    path: &str,
+    errors: &mut Vec<String>,
+    depth: usize,
+) -> Value {
+    match def.kind {
+        ModelKind::Literal => {
+            let values: Vec<Value> = def.values.iter().map(yaml_to_json).collect();
+            check_literal(&values, value, path, errors)
+        }
+        ModelKind::Union => {
+            let variants: Vec<&str> = def.variants.iter().map(|v| v.as_str()).collect();
+            check_union(bundle, &variants, value, path, errors, depth)
+        }
+        ModelKind::Model => {
+            let Value::Object(map) = value else {
+                errors.push(format!(
+                    "{}: Input should be a valid dictionary or instance of {}",
+                    display(path),
+                    def.name.text
+                ));
+                return Value::Null;
+            };
+            let mut out = Map::new();
+            for field in &def.fields {
+                let name = field.name.as_str();
+                let field_path = at(path, name);
+                match map.get(name) {
+                    Some(v) => {
+                        let variants: Vec<&str> =
+                            field.variants.iter().map(|v| v.as_str()).collect();
+                        let values: Vec<Value> = field.values.iter().map(yaml_to_json).collect();
+                        let checked = check_type(
+                            bundle,
+                            field.field_type.as_ref().map_or("str", |t| t.as_str()),
+                            field.items.as_ref().map(|i| i.as_str()),
+                            &variants,
+                            &values,
+                            v,
+                            &field_path,
+                            errors,
+                            depth,
+                        );
+                        out.insert(name.to_string(), checked);
+                    }
+                    None if field.has_default
+                        || optional_type(field.field_type.as_ref().map(|t| t.as_str())) =>
+                    {
+                        let default = field.default.as_ref().map_or(Value::Null, yaml_to_json);
+                        out.insert(name.to_string(), default);
+                    }
+                    None => errors.push(format!("{field_path}: Field required")),
+                }
+            }
+            for key in map.keys() {
+                if !def.fields.iter().any(|f| f.name.text == *key) {
+                    errors.push(format!("{}: Extra inputs are not permitted", at(path, key)));
+                }
+            }
+            Value::Object(out)
+        }
+    }
+}
+
+fn display(path: &str) -> &str {
+    if path.is_empty() {
+        "(root)"
+    } else {
+        path
+    }
+}
+
+fn optional_type(t: Option<&str>) -> bool {
+    matches!(
+        t,
+        Some("optional_str" | "Optional[str]" | "optional_dict" | "optional_list")
+    )
+}
+
+fn check_literal(values: &[Value], value: &Value, path: &str, errors: &mut Vec<String>) -> Value {
+    // Pydantic's literal check is exact on type for strings and booleans.
+    let found = values
+        .iter()
+        .find(|v| std::mem::discriminant(*v) == std::mem::discriminant(value) && py_eq(v, value));
+    match found {
+        Some(v) => v.clone(),
+        None => {
+            errors.push(format!(
+                "{}: Input should be {}",
+                display(path),
+                values.iter().map(py_repr).collect::<Vec<_>>().join(" or ")
+            ));
+            Value::Null
+        }
+    }
+}
+
+fn check_union(
+    bundle: &Bundle,
+    variants: &[&str],
+    value: &Value,
+    path: &str,
+    errors: &mut Vec<String>,
+    depth: usize,
+) -> Value {
+    if value.is_null()
+        && variants
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case("null") || v.eq_ignore_ascii_case("none"))
+    {
+        return Value::Null;
+    }
+    let mut tried = Vec::new();
+    for variant in variants
+        .iter()
+        .filter(|v| !v.eq_ignore_ascii_case("null") && !v.eq_ignore_ascii_case("none"))
+    {
+        let mut local = Vec::new();
+        let out = check_named(bundle, variant, value, path, &mut local, depth);
+        if local.is_empty() {
+            return out;
+        }
+        tried.push(format!("{variant} ({})", local.join(", ")));
+    }
+    errors.push(format!(
+        "{}: matches no variant: {}",
+        display(path),
+        tried.join("; ")
+    ));
+    Value::Null
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_type(
+    bundle: &Bundle,
+    field_type: &str,
+    items: Option<&str>,
+    variants: &[&str],
+    values: &[Value],
+    value: &Value,
+    path: &str,
+    errors: &mut Vec<String>,
+    depth: usize,
+) -> Value {
+    let mut expect = |what: &str| {
+        errors.push(format!("{}: Input should be {what}", display(path)));
+        Value::Null
+    };
+    match field_type {
+        "str" | "string" => match value {
+            Value::String(_) => value.clone(),
+            _ => expect("a valid string"),
+        },
+        "optional_str" | "Optional[str]" => match value {
+            Value::String(_) | Value::Null => value.clone(),
+            _ => expect("a valid string"),
+        },
+        "int" | "integer" => match lax_int(value) {
+            Some(i) => Value::from(i),
+            None => expect("a valid integer"),
+        },
+        "float" => match lax_float(value) {
+            Some(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+            None => expect("a valid number"),
+        },
+        "bool" => match lax_bool(value) {
+            Some(b) => Value::Bool(b),
+            None => expect("a valid boolean"),
+        },
+        "dict" | "Dict" => match value {
+            Value::Object(_) => value.clone(),
+            _ => expect("a valid dictionary"),
+        },
+        "optional_dict" => match value {
+            Value::Object(_) | Value::Null => value.clone(),
+            _ => expect("a valid dictionary"),
+        },
+        "List" => match value {
+            Value::Array(_) => value.clone(),
+            _ => expect("a valid list"),
+        },
+        "list" | "optional_list" => match value {
+            Value::Null if field_type == "optional_list" => Value::Null,
+            Value::Array(list) => Value::Array(
+                list.iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        check_named(
+                            bundle,
+                            items.unwrap_or("str"),
+                            v,
+                            &at(path, &i.to_string()),
+                            errors,
+                            depth,
+                        )
+                    })
+                    .collect(),
+            ),
+            _ => expect("a valid list"),
+        },
+        "literal" => check_literal(values, value, path, errors),
+        "union" => check_union(bundle, variants, value, path, errors, depth),
+        other => {
+            if let Some(inner) = other
+                .strip_prefix("list[")
+                .and_then(|r| r.strip_suffix(']'))
+            {
+                return check_type(
+                    bundle,
+                    "list",
+                    Some(inner),
+                    &[],
+                    &[],
+                    value,
+                    path,
+                    errors,
+                    depth,
+                );
+            }
+            match bundle.model(other) {
+                Some(def) => check_def(bundle, def, value, path, errors, depth + 1),
+                None => {
+                    errors.push(format!("{}: unknown type `{other}`", display(path)));
+                    Value::Null
+                }
+            }
+        }
+    }
+}
+
+fn lax_int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::Bool(b) => Some(*b as i64),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn lax_float(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::Bool(b) => Some(*b as i64 as f64),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn lax_bool(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(0.0) => Some(false),
+            Some(1.0) => Some(true),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "t" | "yes" | "y" | "on" => Some(true),
+            "0" | "false" | "f" | "no" | "n" | "off" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Values the bundle tests somewhere: `condition_value`s and strings inside
+/// `context_expression`s, and tool outcome values. The synthetic model picks
+/// these for literal fields so that a synthetic run walks routed edges.
+pub fn tested_values(bundle: &Bundle) -> Vec<Value> {
+    let mut out = Vec::new();
+    for rule in &bundle.rules {
+        if let Some(v) = &rule.condition_value {
+            out.push(yaml_to_json(v));
+        }
+        if let Some(expr) = &rule.context_expression {
+            let text = expr.as_str();
+            let mut rest = text;
+            while let Some(start) = rest.find(['\'', '"']) {
+                let quote = &rest[start..start + 1];
+                let after = &rest[start + 1..];
+                let Some(end) = after.find(quote) else { break };
+                out.push(Value::String(after[..end].to_string()));
+                rest = &after[end + 1..];
+            }
+        }
+    }
+    for tool in &bundle.tools {
+        if let Some(outcome) = &tool.outcome {
+            out.extend(outcome.values.iter().map(|v| Value::String(v.text.clone())));
+        }
+    }
+    out
+}
+
+/// A value that satisfies the named type (§ the synthetic backend of issue 6):
+/// literals take a tested value when one exists, else their first value;
+/// lists are empty, scalars take their type's default, optional fields null.
+pub fn synthesize(bundle: &Bundle, model: &str, tested: &[Value]) -> Value {
+    synth_named(bundle, model, tested, 0)
+}
+
+fn pick_literal(values: &[Value], tested: &[Value]) -> Value {
+    values
+        .iter()
+        .find(|v| tested.iter().any(|t| py_eq(t, v)))
+        .or_else(|| values.first())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn synth_named(bundle: &Bundle, name: &str, tested: &[Value], depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Null;
+    }
+    match bundle.model(name) {
+        Some(def) => match def.kind {
+            ModelKind::Literal => pick_literal(
+                &def.values.iter().map(yaml_to_json).collect::<Vec<_>>(),
+                tested,
+            ),
+            ModelKind::Union => def
+                .variants
+                .iter()
+                .find(|v| {
+                    !v.text.eq_ignore_ascii_case("null") && !v.text.eq_ignore_ascii_case("none")
+                })
+                .map_or(Value::Null, |v| {
+                    synth_named(bundle, v.as_str(), tested, depth + 1)
+                }),
+            ModelKind::Model => {
+                let mut out = Map::new();
+                for field in &def.fields {
+                    let t = field.field_type.as_ref().map_or("str", |t| t.as_str());
+                    let value = match t {
+                        "literal" => pick_literal(
+                            &field.values.iter().map(yaml_to_json).collect::<Vec<_>>(),
+                            tested,
+                        ),
+                        "union" => field
+                            .variants
+                            .iter()
+                            .find(|v| {
+                                !v.text.eq_ignore_ascii_case("null")
+                                    && !v.text.eq_ignore_ascii_case("none")
+                            })
+                            .map_or(Value::Null, |v| {
+                                synth_named(bundle, v.as_str(), tested, depth + 1)
+                            }),
+                        _ if optional_type(Some(t)) => Value::Null,
+                        _ => synth_named(bundle, t, tested, depth + 1),
+                    };
+                    out.insert(field.name.text.clone(), value);
+                }
+                Value::Object(out)
+            }
+        },
+        None => match name {
+            "str" | "string" => Value::String(String::new()),
+            "int" | "integer" => Value::from(0),
+            "float" => Value::from(0.0),
+            "bool" => Value::Bool(false),
+            "dict" | "Dict" => Value::Object(Map::new()),
+            "optional_str" | "Optional[str]" | "optional_dict" | "optional_list" => Value::Null,
+            _ => Value::Array(Vec::new()),
+        },
+    }
+}

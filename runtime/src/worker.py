@@ -1,0 +1,236 @@
+# The mzk Python worker: one process per run. It imports each tool file
+# once, binds arguments the way mozaiks 0.2.0 binds them, and runs sync and
+# async functions. It talks JSON lines with the runner over stdin and a
+# private copy of stdout; the functions' own prints go to stderr. Context
+# reads and writes go back to the runner, which applies the authority policy.
+import asyncio
+import copy
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import traceback
+
+_out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+sys.stdout = sys.stderr
+_loop = asyncio.new_event_loop()
+_modules = {}
+
+
+def _send(message):
+    _out.write(json.dumps(message, default=str) + "\n")
+    _out.flush()
+
+
+def _receive():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+def _json_safe(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+class ContextAuthorityError(Exception):
+    """A context write the workflow's authority policy refused."""
+
+
+class ContextVariables:
+    """The bridge tools receive as `context_variables` (runtime-semantics §3.4)."""
+
+    def __init__(self, overlay=None):
+        self._overlay = overlay
+
+    def _ask(self, op, **fields):
+        _send(dict(op=op, **fields))
+        reply = _receive()
+        if not reply.get("ok"):
+            raise ContextAuthorityError(reply.get("error", "context_authority.rejected"))
+        return reply
+
+    def get(self, key, default=None):
+        if self._overlay is not None and key == "structured_output":
+            return copy.deepcopy(self._overlay)
+        reply = self._ask("get", key=str(key))
+        return reply.get("value") if reply.get("found") else default
+
+    def set(self, key, value):
+        if self._overlay is not None and key == "structured_output":
+            raise ContextAuthorityError("structured_output is read-only")
+        self._ask("set", key=str(key), value=_json_safe(value))
+
+    def pop(self, key, default=None):
+        value = self.get(key, default)
+        self._ask("delete", key=str(key))
+        return value
+
+    def delete(self, key):
+        self._ask("delete", key=str(key))
+
+    remove = delete
+
+    def keys(self):
+        return self._ask("keys")["value"]
+
+    def snapshot(self):
+        return self._ask("snapshot")["value"]
+
+    to_dict = snapshot
+
+    @property
+    def data(self):
+        return self.snapshot()
+
+    def items(self):
+        return self.snapshot().items()
+
+    def values(self):
+        return self.snapshot().values()
+
+    def update(self, other):
+        for key, value in dict(other).items():
+            self.set(key, value)
+
+    def contains(self, key):
+        return key in self.keys()
+
+    def __contains__(self, key):
+        return self.contains(key)
+
+    def __getitem__(self, key):
+        reply = self._ask("get", key=str(key))
+        if not reply.get("found"):
+            raise KeyError(key)
+        return reply.get("value")
+
+    def __setitem__(self, key, value):
+        self.set(key, value)
+
+    def __delitem__(self, key):
+        self.delete(key)
+
+
+class PromptCapture:
+    """What prompt middleware receives (runtime-semantics §4.7)."""
+
+    def __init__(self, name, system_message):
+        self.name = name
+        self.context_variables = ContextVariables()
+        self.system_message = system_message
+        self._updated = None
+
+    def update_system_message(self, text):
+        self._updated = str(text)
+        self.system_message = self._updated
+
+
+def _load(path, function):
+    module = _modules.get(path)
+    if module is None:
+        directory = os.path.dirname(path)
+        for entry in (directory, os.path.dirname(directory)):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        name = "mzk_tool_%d" % len(_modules)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        _modules[path] = module
+    target = getattr(module, function)
+    if not callable(target):
+        raise TypeError("%s in %s is not callable" % (function, path))
+    return target
+
+
+def _parameters(fn):
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+
+
+def _normal(name):
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def _bind(fn, request):
+    kind = request["kind"]
+    args = request.get("args") or {}
+    params = _parameters(fn)
+    takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    if kind == "llm":
+        if "context_variables" in args:
+            raise ContextAuthorityError("context_authority.tool_context_override")
+        kwargs = dict(args)
+        if "context_variables" in params:
+            kwargs["context_variables"] = ContextVariables()
+        return (), kwargs
+    if kind == "auto":
+        named = [
+            n for n, p in params.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "context_variables"
+        ]
+        by_normal = {_normal(n): n for n in named}
+        kwargs = {}
+        for field, value in args.items():
+            target = by_normal.get(_normal(field))
+            if target is not None:
+                kwargs[target] = value
+        for extra, value in (request.get("extras") or {}).items():
+            if extra in named and extra not in kwargs and value is not None:
+                kwargs[extra] = value
+        if "context_variables" in params:
+            kwargs["context_variables"] = ContextVariables(overlay=request.get("overlay"))
+        return (), kwargs
+    if kind == "lifecycle":
+        kwargs = dict(args)
+        if request.get("filter", True) and not takes_kwargs:
+            kwargs = {k: v for k, v in kwargs.items() if k in params}
+        if "context_variables" in params:
+            kwargs["context_variables"] = ContextVariables()
+        return (), kwargs
+    if kind == "middleware":
+        capture = PromptCapture(request.get("agent", ""), request.get("system_message", ""))
+        request["_capture"] = capture
+        return (capture, []), {}
+    raise ValueError("unknown call kind %r" % kind)
+
+
+def _call(request):
+    fn = _load(request["file"], request["function"])
+    args, kwargs = _bind(fn, request)
+    result = fn(*args, **kwargs)
+    if inspect.isawaitable(result):
+        result = _loop.run_until_complete(result)
+    reply = {"op": "result", "ok": True, "value": _json_safe(result)}
+    capture = request.get("_capture")
+    if capture is not None:
+        reply["system_message"] = capture.system_message
+    return reply
+
+
+def main():
+    _send({"op": "ready", "python": sys.version.split()[0]})
+    while True:
+        request = _receive()
+        if request.get("op") != "call":
+            continue
+        try:
+            reply = _call(request)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as a tool error
+            if isinstance(error, (KeyboardInterrupt, SystemExit)):
+                raise
+            reply = {
+                "op": "result",
+                "ok": False,
+                "error": "%s: %s" % (type(error).__name__, error),
+                "traceback": traceback.format_exc(),
+            }
+        _send(reply)
+
+
+main()

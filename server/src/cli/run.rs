@@ -1,0 +1,458 @@
+//! `mzk run` and `mzk runs`: execute a checked bundle locally and browse the
+//! persisted history. The runtime crate does the work; this module picks
+//! the backend, prints events and stores them.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mzk_analyzer::diagnostics::Severity;
+use mzk_analyzer::Analysis;
+use mzk_runtime::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
+use mzk_runtime::history::{self, History};
+use mzk_runtime::python::Worker;
+use mzk_runtime::scenario::{self, Scenario};
+use mzk_runtime::{Engine, Event, EventSink, RunOptions, RunState};
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The bundle folder (holding orchestrator.yaml).
+    bundle: PathBuf,
+    /// A scenario file: scripted model responses, user replies, initial
+    /// context and message, and optionally the expected outcome.
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Read mozaiks' smoke files of the bundle (smoke_context<SUFFIX>.json,
+    /// smoke_prompt<SUFFIX>.txt, smoke_responses<SUFFIX>.json); `--smoke` alone
+    /// means no suffix, `--smoke=_ui` the `_ui` files.
+    #[arg(long, num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    smoke: Option<String>,
+    /// The model: `synthetic` (offline stand-in, the default without a
+    /// scenario) or `scenario` (the default with one).
+    #[arg(long, value_enum)]
+    backend: Option<BackendKind>,
+    /// A JSON object that seeds the initial context.
+    #[arg(long, value_name = "FILE.json")]
+    context: Option<PathBuf>,
+    /// The launch message (sent after orchestrator.initial_message).
+    #[arg(long)]
+    message: Option<String>,
+    /// Start from this agent instead of orchestrator.initial_agent.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Override orchestrator.max_turns.
+    #[arg(long)]
+    max_turns: Option<u32>,
+    /// Seconds a tool, lifecycle or middleware call may take.
+    #[arg(long, default_value_t = 60.0)]
+    tool_timeout: f64,
+    /// The Python interpreter for tools (default: MZK_PYTHON, the bundle's
+    /// .venv or venv, else python3).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// One JSON object per event on stdout instead of the human form.
+    #[arg(long)]
+    json: bool,
+    /// The history database (default: .mzk/runs.db beside the bundle).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Continue the paused run with this id (with --reply).
+    #[arg(long, requires = "reply")]
+    resume: Option<String>,
+    /// The user's reply to a paused run.
+    #[arg(long, requires = "resume")]
+    reply: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    Synthetic,
+    Scenario,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    command: RunsCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum RunsCommand {
+    /// The most recent runs, newest first.
+    List {
+        /// A bundle folder (its .mzk/runs.db) or a database file.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run's events.
+    Show {
+        id: String,
+        /// A bundle folder (its .mzk/runs.db) or a database file.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Prints events as they come and stores them.
+struct CliSink {
+    history: History,
+    run_id: String,
+    json: bool,
+    /// The first storage error (reported once; the run goes on).
+    storage_error: Option<String>,
+}
+
+impl EventSink for CliSink {
+    fn emit(&mut self, event: &Event) {
+        let mut out = std::io::stdout().lock();
+        if self.json {
+            let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
+        } else if let Some(line) = event.human() {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+        if let Err(e) = self.history.append(&self.run_id, event) {
+            self.storage_error.get_or_insert(e);
+        }
+    }
+
+    fn checkpoint(&mut self, state: &RunState) {
+        if let Err(e) = self.history.save_state(state) {
+            self.storage_error.get_or_insert(e);
+        }
+    }
+}
+
+/// The history database of a bundle folder, or the file given.
+pub fn database_path(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join(".mzk").join("runs.db")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Refuses a bundle with errors, printing them.
+fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
+    let mut analysis = super::analyse_one(path)?;
+    let config =
+        match mzk_analyzer::config::Config::discover(&mzk_analyzer::RealFs, &analysis.bundle.dir) {
+            Ok(config) => config,
+            Err(e) => {
+                eprintln!("mzk: {e}");
+                return Err(ExitCode::from(2));
+            }
+        };
+    config.apply(&mut analysis);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let errors: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        let located: Vec<_> = errors
+            .iter()
+            .map(|d| super::report::Located::new(&analysis, d, &cwd))
+            .collect();
+        for line in super::report::concise_lines(&located) {
+            eprintln!("{line}");
+        }
+        eprintln!(
+            "mzk: {} has {} error{}; mozaiks would refuse it, so it is not run (fix them, `mzk check` explains each)",
+            path.display(),
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(analysis)
+}
+
+fn load_scenario(args: &RunArgs, bundle_dir: &Path) -> Result<Option<Scenario>, String> {
+    match (&args.scenario, &args.smoke) {
+        (Some(_), Some(_)) => Err("give --scenario or --smoke, not both".into()),
+        (Some(path), None) => scenario::load(path).map(Some),
+        (None, Some(suffix)) => scenario::from_smoke_files(bundle_dir, suffix).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+pub fn run(args: RunArgs) -> ExitCode {
+    let analysis = match checked_bundle(&args.bundle) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let bundle = &analysis.bundle;
+    let scenario = match load_scenario(&args, &bundle.dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut seed_context = scenario
+        .as_ref()
+        .map(|s| s.context.clone())
+        .unwrap_or_default();
+    if let Some(path) = &args.context {
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(serde_json::Value::Object(map)) => seed_context.extend(map),
+            Ok(_) => {
+                eprintln!("mzk: {}: expected one JSON object", path.display());
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!("mzk: {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let kind = args
+        .backend
+        .unwrap_or(if scenario.is_some() && args.smoke.is_none() {
+            BackendKind::Scenario
+        } else {
+            BackendKind::Synthetic
+        });
+    let backend: Box<dyn ModelBackend> = match (kind, &scenario) {
+        (BackendKind::Scenario, Some(s)) => Box::new(ScenarioBackend::new(
+            s.responses.clone(),
+            (s.fallback.as_deref() == Some("synthetic")).then(|| SyntheticBackend::new(bundle)),
+        )),
+        (BackendKind::Scenario, None) => {
+            eprintln!("mzk: --backend scenario needs --scenario FILE");
+            return ExitCode::from(2);
+        }
+        (BackendKind::Synthetic, _) => Box::new(SyntheticBackend::new(bundle)),
+    };
+    let db_path = args
+        .db
+        .clone()
+        .unwrap_or_else(|| database_path(&bundle.dir));
+    let history = match History::open(&db_path) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let resuming = args.resume.clone();
+    let run_id = resuming.clone().unwrap_or_else(history::new_run_id);
+    let mut options = RunOptions::new(
+        run_id.clone(),
+        args.python
+            .clone()
+            .unwrap_or_else(|| Worker::default_python(&bundle.dir)),
+    );
+    options.max_turns = args
+        .max_turns
+        .or(scenario.as_ref().and_then(|s| s.max_turns));
+    options.tool_timeout = Duration::from_secs_f64(args.tool_timeout.clamp(0.001, 86_400.0));
+    options.message = args
+        .message
+        .clone()
+        .or(scenario.as_ref().and_then(|s| s.message.clone()));
+    options.context = seed_context;
+    options.initial_agent = args.agent.clone();
+    if let Some(s) = &scenario {
+        options.user = s.user.clone();
+    }
+    let saved = match &resuming {
+        Some(id) => match history.load_state(id) {
+            Ok(Some(state)) if state.status == "paused" => Some(state),
+            Ok(Some(state)) => {
+                eprintln!(
+                    "mzk: run {id} is {}, not paused; only a paused run takes a reply",
+                    if state.status.is_empty() {
+                        "unknown"
+                    } else {
+                        &state.status
+                    }
+                );
+                return ExitCode::from(2);
+            }
+            Ok(None) => {
+                eprintln!("mzk: no run {id} in {}", db_path.display());
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!("mzk: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let bundle_label = bundle.dir.display().to_string();
+    let workflow = bundle
+        .orchestrator
+        .as_ref()
+        .and_then(|o| o.workflow_name.as_ref())
+        .map_or_else(|| bundle.folder_name.clone(), |n| n.text.clone());
+    let started = if saved.is_some() {
+        history.claim(&run_id)
+    } else {
+        history.create_run(&run_id, &workflow, &bundle_label, backend.name())
+    };
+    if let Err(e) = started {
+        eprintln!("mzk: {e}");
+        return ExitCode::from(2);
+    }
+    let mut sink = CliSink {
+        history,
+        run_id: run_id.clone(),
+        json: args.json,
+        storage_error: None,
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let expectation = scenario.as_ref().and_then(|s| s.expect.clone());
+    let final_state = runtime.block_on(async {
+        let mut engine = Engine::new(bundle, backend, &mut sink, options);
+        let interrupted = {
+            let work = async {
+                match (saved, args.reply.as_deref()) {
+                    (Some(state), Some(reply)) => {
+                        engine.restore(state);
+                        engine.resume(reply).await.map(|_| ())
+                    }
+                    _ => {
+                        engine.start().await;
+                        Ok(())
+                    }
+                }
+            };
+            tokio::select! {
+                result = work => result.err(),
+                _ = tokio::signal::ctrl_c() => Some(String::from("interrupted")),
+            }
+        };
+        if interrupted.as_deref() == Some("interrupted") {
+            engine.interrupt();
+        } else if let Some(e) = interrupted {
+            eprintln!("mzk: {e}");
+        }
+        engine.shutdown().await;
+        engine.state.clone()
+    });
+    if let Some(e) = &sink.storage_error {
+        eprintln!("mzk: warning: {e}");
+    }
+    if final_state.status == "paused" {
+        eprintln!(
+            "mzk: run {run_id} is waiting for the user; continue it with: mzk run {} --resume {run_id} --reply \"…\"",
+            args.bundle.display()
+        );
+    }
+    if let Some(expect) = expectation {
+        match expect.first_divergence(&final_state.observed()) {
+            None => {
+                eprintln!("mzk: scenario passed");
+                return ExitCode::SUCCESS;
+            }
+            Some(divergence) => {
+                eprintln!("mzk: scenario failed: {divergence}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    match final_state.status.as_str() {
+        "completed" | "paused" => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
+}
+
+pub fn runs(args: RunsArgs) -> ExitCode {
+    let (path, json) = match &args.command {
+        RunsCommand::List { path, json, .. } | RunsCommand::Show { path, json, .. } => {
+            (path, *json)
+        }
+    };
+    let db_path = database_path(path);
+    if !db_path.is_file() {
+        eprintln!("mzk: no run history at {}", db_path.display());
+        return ExitCode::from(2);
+    }
+    let history = match History::open(&db_path) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match &args.command {
+        RunsCommand::List { limit, .. } => history.list(*limit).map(|runs| {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&runs).unwrap_or_default()
+                );
+            } else {
+                for r in runs {
+                    println!(
+                        "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
+                        r.id,
+                        r.status,
+                        r.reason,
+                        r.turns,
+                        r.workflow,
+                        r.started_at,
+                        r.error.map(|e| format!("  {e}")).unwrap_or_default()
+                    );
+                }
+            }
+        }),
+        RunsCommand::Show { id, .. } => match history.summary(id) {
+            Ok(None) => Err(format!("no run {id} in {}", db_path.display())),
+            Ok(Some(summary)) => history.events(id).map(|events| {
+                if json {
+                    let out = serde_json::json!({"run": summary, "events": events});
+                    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                } else {
+                    println!(
+                        "run {} ({}, {} model): {} {}",
+                        summary.id,
+                        summary.workflow,
+                        summary.backend,
+                        summary.status,
+                        summary.reason
+                    );
+                    for e in events {
+                        let line = serde_json::from_value::<Event>(e.event.clone())
+                            .ok()
+                            .and_then(|ev| ev.human());
+                        if let Some(line) = line {
+                            println!("{}  {line}", e.at);
+                        }
+                    }
+                }
+            }),
+            Err(e) => Err(e),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

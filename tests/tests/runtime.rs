@@ -1,0 +1,197 @@
+//! Runtime conformance: each behaviour of runtime-semantics.md §8 is a
+//! scenario (with its expected outcome) of a small bundle under
+//! tests/fixtures/runtime; every scenario must reach exactly that outcome.
+//! Further tests check event sequences the outcome alone does not show.
+
+use std::path::{Path, PathBuf};
+
+use mzk_analyzer::{analyze_bundle, RealFs};
+use mzk_runtime::suite::{run_file, scenario_files, ScenarioRun};
+use mzk_runtime::{Event, RunOptions};
+use mzk_tests::repo;
+
+fn fixtures() -> PathBuf {
+    repo().join("tests/fixtures/runtime")
+}
+
+fn options(name: &str) -> RunOptions {
+    RunOptions::new(format!("test-{name}"), PathBuf::from("python3"))
+}
+
+fn run_one(bundle: &str, scenario: &str) -> ScenarioRun {
+    let dir = fixtures().join(bundle);
+    let analysis = analyze_bundle(&RealFs, &dir);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run_file(
+        &analysis.bundle,
+        &dir.join("scenarios").join(scenario),
+        options(scenario),
+    ))
+    .unwrap()
+}
+
+fn bundles() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("orchestrator.yaml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn every_conformance_scenario_reaches_its_expected_outcome() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for dir in bundles() {
+        let analysis = analyze_bundle(&RealFs, &dir);
+        let files = scenario_files(&dir);
+        assert!(!files.is_empty(), "{} has no scenarios", dir.display());
+        for file in files {
+            let name = file.file_name().unwrap().to_string_lossy().to_string();
+            let result = rt
+                .block_on(run_file(&analysis.bundle, &file, options(&name)))
+                .unwrap();
+            assert!(
+                result.scenario.expect.is_some(),
+                "{} states no expected outcome",
+                file.display()
+            );
+            count += 1;
+            if let Some(d) = result.divergence {
+                failures.push(format!(
+                    "{}: {d}\n  events: {:?}",
+                    rel(&file),
+                    result
+                        .events
+                        .iter()
+                        .filter_map(Event::human)
+                        .collect::<Vec<_>>()
+                ));
+            }
+        }
+    }
+    assert!(count >= 40, "only {count} scenarios");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn rel(path: &Path) -> String {
+    path.strip_prefix(repo())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn types(run: &ScenarioRun) -> Vec<&'static str> {
+    run.events.iter().map(Event::type_name).collect()
+}
+
+#[test]
+fn a_minimal_run_emits_the_documented_sequence() {
+    let run = run_one("Chain", "completes.yaml");
+    assert_eq!(
+        types(&run),
+        [
+            "run_started",
+            "transition",
+            "turn_started",
+            "prompt",
+            "model_response",
+            "transition",
+            "turn_started",
+            "prompt",
+            "model_response",
+            "transition",
+            "run_finished"
+        ]
+    );
+    let Event::RunStarted { seed, .. } = &run.events[0] else {
+        panic!()
+    };
+    assert_eq!(seed, "Start.");
+    assert!(matches!(
+        &run.events[9],
+        Event::Transition { from, to, rule: Some(1), kind } if from == "B" && to == "terminate" && kind == "after_turn"
+    ));
+}
+
+#[test]
+fn tool_writes_are_reported_with_their_writer() {
+    let run = run_one("ToolWrites", "write_routes_same_turn.yaml");
+    let sets: Vec<(String, String, bool)> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ContextSet {
+                key,
+                writer,
+                deleted,
+                ..
+            } => Some((key.clone(), writer.clone(), *deleted)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("obsolete".into(), "context_bridge".into(), true),
+            ("phase".into(), "context_bridge".into(), false),
+            ("route".into(), "deterministic_tool".into(), false),
+        ]
+    );
+    let refused = run_one("ToolWrites", "refused_write.yaml");
+    let refusal = refused.events.iter().find_map(|e| match e {
+        Event::ContextRefused { error, .. } => Some(error.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        refusal.as_deref(),
+        Some("context_authority.rejected workflow=ToolWrites key=locked writer=context_bridge op=set")
+    );
+    let result = refused.events.iter().find_map(|e| match e {
+        Event::ToolResult { ok, error, .. } => Some((ok, error.clone())),
+        _ => None,
+    });
+    assert!(
+        matches!(result, Some((false, Some(e))) if e.starts_with("ContextAuthorityError: context_authority.rejected"))
+    );
+}
+
+#[test]
+fn a_tool_exception_reaches_the_model_with_its_traceback() {
+    let run = run_one("ToolRouting", "tool_exception.yaml");
+    let result = run.events.iter().find_map(|e| match e {
+        Event::ToolResult {
+            ok: false,
+            error,
+            traceback,
+            ..
+        } => Some((error.clone(), traceback.clone())),
+        _ => None,
+    });
+    let (error, traceback) = result.expect("a failed tool result");
+    assert_eq!(error.as_deref(), Some("RuntimeError: planned tool failure"));
+    assert!(traceback.unwrap().contains("routing_tools.py"));
+}
+
+#[test]
+fn the_prompt_shows_the_live_context_after_before_chat() {
+    let run = run_one("Lifecycle", "hooks.yaml");
+    let prompt = run.events.iter().find_map(|e| match e {
+        Event::Prompt { text, .. } => Some(text.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        prompt.as_deref(),
+        Some("You are A.\n\nPRELOAD_STATUS: ready")
+    );
+}
