@@ -10,6 +10,8 @@ import inspect
 import json
 import os
 import sys
+import threading
+import time
 import traceback
 
 _out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -213,7 +215,17 @@ def _call(request):
     return reply
 
 
+def _watch_parent():
+    # A runner killed outright cannot stop its worker: leave when orphaned.
+    parent = os.getppid()
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
 def main():
+    threading.Thread(target=_watch_parent, daemon=True).start()
     _send({"op": "ready", "python": sys.version.split()[0]})
     while True:
         request = _receive()
