@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Mutex;
 
 use mzk_analyzer::model::Bundle;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,10 @@ pub struct TurnRequest {
     /// The registry model the reply must satisfy.
     pub response_model: Option<String>,
     pub turn: u32,
+    /// Set when a task-batch worker runs this turn (§6.4).
+    pub task_id: Option<String>,
+    /// The task's `kind`, when it has one.
+    pub task_kind: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,16 +52,18 @@ pub struct ModelReply {
 
 pub type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelReply, String>> + Send + 'a>>;
 
-pub trait ModelBackend: Send {
+/// A model. `respond` takes `&self` so that the tasks of a batch can ask
+/// it concurrently.
+pub trait ModelBackend: Send + Sync {
     /// `scenario`, `synthetic` or `openai`.
     fn name(&self) -> &'static str;
     /// The reply for one turn; an error fails the turn as a model error would.
-    fn respond<'a>(&'a mut self, request: &'a TurnRequest) -> BackendFuture<'a>;
+    fn respond<'a>(&'a self, request: &'a TurnRequest) -> BackendFuture<'a>;
     /// What must be kept to continue a paused run in another process.
     fn state(&self) -> Value {
         Value::Null
     }
-    fn restore(&mut self, _state: &Value) {}
+    fn restore(&self, _state: &Value) {}
 }
 
 /// One scripted response, as written in a scenario file.
@@ -80,26 +87,64 @@ pub struct FullResponse {
     /// The model call raises this error.
     #[serde(default)]
     pub error: Option<String>,
+    /// Seconds the model takes to answer (timeouts in tests and demos).
+    #[serde(default)]
+    pub delay: Option<f64>,
 }
 
-/// Per-agent queues of scripted responses; an empty queue falls back to the
+/// Queues of scripted responses per agent, and per task id for batch
+/// workers (a task's queue is used first); an empty queue falls back to the
 /// synthetic model when the scenario allows it, else fails the turn.
 pub struct ScenarioBackend {
-    queues: BTreeMap<String, VecDeque<ScriptedResponse>>,
-    consumed: BTreeMap<String, usize>,
+    queues: Mutex<Queues>,
     fallback: Option<SyntheticBackend>,
+}
+
+#[derive(Default)]
+struct Queues {
+    agents: BTreeMap<String, VecDeque<ScriptedResponse>>,
+    tasks: BTreeMap<String, VecDeque<ScriptedResponse>>,
+    /// How many were taken from each queue (`task:<id>` for tasks).
+    consumed: BTreeMap<String, usize>,
 }
 
 impl ScenarioBackend {
     pub fn new(
         responses: BTreeMap<String, Vec<ScriptedResponse>>,
+        task_responses: BTreeMap<String, Vec<ScriptedResponse>>,
         fallback: Option<SyntheticBackend>,
     ) -> ScenarioBackend {
         ScenarioBackend {
-            queues: responses.into_iter().map(|(k, v)| (k, v.into())).collect(),
-            consumed: BTreeMap::new(),
+            queues: Mutex::new(Queues {
+                agents: responses.into_iter().map(|(k, v)| (k, v.into())).collect(),
+                tasks: task_responses
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into()))
+                    .collect(),
+                consumed: BTreeMap::new(),
+            }),
             fallback,
         }
+    }
+
+    fn take(&self, request: &TurnRequest) -> Option<ScriptedResponse> {
+        let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        let Queues {
+            agents,
+            tasks,
+            consumed,
+        } = &mut *q;
+        if let Some(task) = &request.task_id {
+            if let Some(next) = tasks.get_mut(task).and_then(VecDeque::pop_front) {
+                *consumed.entry(format!("task:{task}")).or_default() += 1;
+                return Some(next);
+            }
+        }
+        let next = agents.get_mut(&request.agent).and_then(VecDeque::pop_front);
+        if next.is_some() {
+            *consumed.entry(request.agent.clone()).or_default() += 1;
+        }
+        next
     }
 }
 
@@ -108,14 +153,12 @@ impl ModelBackend for ScenarioBackend {
         "scenario"
     }
 
-    fn respond<'a>(&'a mut self, request: &'a TurnRequest) -> BackendFuture<'a> {
-        let next = self
-            .queues
-            .get_mut(&request.agent)
-            .and_then(VecDeque::pop_front);
-        if next.is_some() {
-            *self.consumed.entry(request.agent.clone()).or_default() += 1;
-        }
+    fn respond<'a>(&'a self, request: &'a TurnRequest) -> BackendFuture<'a> {
+        let next = self.take(request);
+        let delay = match &next {
+            Some(ScriptedResponse::Full(f)) => f.delay.filter(|d| d.is_finite() && *d > 0.0),
+            _ => None,
+        };
         let reply = match next {
             Some(ScriptedResponse::Text(text)) => Ok(ModelReply {
                 body: Value::String(text),
@@ -133,7 +176,7 @@ impl ModelBackend for ScenarioBackend {
                     synthetic: false,
                 }),
             },
-            None => match self.fallback.as_mut() {
+            None => match self.fallback.as_ref() {
                 Some(synthetic) => Ok(synthetic.reply(request)),
                 None => Err(format!(
                     "the scenario has no more responses for {} (turn {}); add one under `responses.{}` or set `fallback: synthetic`",
@@ -141,21 +184,32 @@ impl ModelBackend for ScenarioBackend {
                 )),
             },
         };
-        Box::pin(async move { reply })
+        Box::pin(async move {
+            if let Some(seconds) = delay {
+                tokio::time::sleep(std::time::Duration::from_secs_f64(seconds.min(86_400.0))).await;
+            }
+            reply
+        })
     }
 
     fn state(&self) -> Value {
-        json!({ "consumed": self.consumed })
+        let q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        json!({ "consumed": q.consumed })
     }
 
-    fn restore(&mut self, state: &Value) {
+    fn restore(&self, state: &Value) {
+        let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(consumed) = state["consumed"].as_object() {
-            for (agent, n) in consumed {
+            for (key, n) in consumed {
                 let n = n.as_u64().unwrap_or(0) as usize;
-                if let Some(q) = self.queues.get_mut(agent) {
-                    q.drain(..n.min(q.len()));
+                let queue = match key.strip_prefix("task:") {
+                    Some(task) => q.tasks.get_mut(task),
+                    None => q.agents.get_mut(key),
+                };
+                if let Some(queue) = queue {
+                    queue.drain(..n.min(queue.len()));
                 }
-                self.consumed.insert(agent.clone(), n);
+                q.consumed.insert(key.clone(), n);
             }
         }
     }
@@ -186,13 +240,26 @@ impl SyntheticBackend {
         SyntheticBackend { outputs }
     }
 
-    fn reply(&mut self, request: &TurnRequest) -> ModelReply {
+    fn reply(&self, request: &TurnRequest) -> ModelReply {
         let body = match request
             .response_model
             .as_ref()
             .and_then(|m| self.outputs.get(m))
         {
-            Some(output) => Value::String(output.to_string()),
+            Some(output) => {
+                let mut output = output.clone();
+                // A task worker's reply names its task (§6.4 step 6).
+                if let Some(map) = output.as_object_mut() {
+                    for (field, value) in
+                        [("task_id", &request.task_id), ("kind", &request.task_kind)]
+                    {
+                        if let (Some(slot), Some(v)) = (map.get_mut(field), value) {
+                            *slot = Value::String(v.clone());
+                        }
+                    }
+                }
+                Value::String(output.to_string())
+            }
             None => Value::String(format!("[synthetic reply from {}]", request.agent)),
         };
         ModelReply {
@@ -208,7 +275,7 @@ impl ModelBackend for SyntheticBackend {
         "synthetic"
     }
 
-    fn respond<'a>(&'a mut self, request: &'a TurnRequest) -> BackendFuture<'a> {
+    fn respond<'a>(&'a self, request: &'a TurnRequest) -> BackendFuture<'a> {
         let reply = self.reply(request);
         Box::pin(async move { Ok(reply) })
     }

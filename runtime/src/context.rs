@@ -107,9 +107,69 @@ pub struct Bridge<'a> {
     pub writer_override: Option<&'static str>,
     /// Refusals seen during the call, reported as events.
     pub refused: Vec<(String, String, String)>,
+    /// The scripted answers to UI tools (`user.tool_responses`), when the
+    /// caller may show UI.
+    pub ui_answers: Option<&'a mut Map<String, Value>>,
+    /// UI tools and surfaces shown during the call: (tool id, payload,
+    /// awaiting, event id, answer).
+    pub ui_shown: Vec<(String, Value, bool, String, Option<Value>)>,
 }
 
-impl Bridge<'_> {
+/// The scripted answer for a UI tool (§7.6 lookup order, lower-cased keys;
+/// a list is a FIFO; objects get `status: submitted` unless they say).
+pub fn ui_answer(
+    answers: &mut Map<String, Value>,
+    tool_id: &str,
+    payload: &Value,
+) -> Option<Value> {
+    let candidates = [
+        Some(tool_id.to_string()),
+        payload["component_type"].as_str().map(str::to_string),
+        payload["workflow_primitive"].as_str().map(str::to_string),
+        Some("*".to_string()),
+    ];
+    for candidate in candidates.into_iter().flatten() {
+        let key = answers
+            .keys()
+            .find(|k| k.to_lowercase() == candidate.to_lowercase())
+            .cloned();
+        let Some(key) = key else { continue };
+        let answer = match answers.get_mut(&key) {
+            Some(Value::Array(queue)) if !queue.is_empty() => queue.remove(0),
+            Some(Value::Array(_)) => continue,
+            Some(other) => other.clone(),
+            None => continue,
+        };
+        return Some(match answer {
+            Value::Object(mut map) => {
+                map.entry("status")
+                    .or_insert_with(|| Value::String("submitted".into()));
+                Value::Object(map)
+            }
+            other => other,
+        });
+    }
+    None
+}
+
+impl<'a> Bridge<'a> {
+    pub fn new(
+        channel: &'a Map<String, Value>,
+        policy: &'a Policy,
+        pending: &'a mut BTreeMap<String, Pending>,
+        writer_override: Option<&'static str>,
+    ) -> Bridge<'a> {
+        Bridge {
+            channel,
+            policy,
+            pending,
+            writer_override,
+            refused: Vec::new(),
+            ui_answers: None,
+            ui_shown: Vec::new(),
+        }
+    }
+
     fn writer_for(&self, key: &str) -> &'static str {
         self.writer_override
             .unwrap_or_else(|| self.policy.tool_writer(key))
@@ -151,6 +211,37 @@ impl ContextAccess for Bridge<'_> {
                 .insert(key.trim().to_string(), Pending::Delete(writer.to_string()));
         }
         Ok(())
+    }
+
+    fn ui(&mut self, tool_id: &str, payload: Value, awaiting: bool) -> Result<Value, String> {
+        let n = self.ui_shown.len() + 1;
+        let event_id = format!("{tool_id}_{:08x}", (n as u32).wrapping_mul(0x9e37_79b9));
+        if !awaiting {
+            self.ui_shown
+                .push((tool_id.to_string(), payload, false, event_id.clone(), None));
+            return Ok(Value::String(event_id));
+        }
+        let answer = self
+            .ui_answers
+            .as_deref_mut()
+            .and_then(|answers| ui_answer(answers, tool_id, &payload));
+        self.ui_shown.push((
+            tool_id.to_string(),
+            payload,
+            true,
+            event_id.clone(),
+            answer.clone(),
+        ));
+        match answer {
+            Some(Value::Object(mut map)) => {
+                map.insert("ui_event_id".into(), Value::String(event_id));
+                Ok(Value::Object(map))
+            }
+            Some(other) => Ok(other),
+            None => Err(format!(
+                "UI tool {tool_id} waits for the user, and the run has no scripted answer: add `user.tool_responses.{tool_id}` (or `*`) to the scenario; mozaiks would wait without a timeout"
+            )),
+        }
     }
 
     fn snapshot(&mut self) -> Map<String, Value> {

@@ -2,7 +2,7 @@
 //! commits through the authority policy, transition selection, pauses for
 //! the user and the end of the run. Each step is an [`Event`].
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::backend::{ModelBackend, TurnRequest};
+use crate::batches;
 use crate::context::{coerce, Bridge, Loader, Pending, Policy};
 use crate::events::Event;
 use crate::expr::evaluate;
@@ -573,13 +574,7 @@ impl<'a> Engine<'a> {
         let mut pending = BTreeMap::new();
         let channel = self.state.context.clone();
         let policy = self.policy.clone();
-        let mut bridge = Bridge {
-            channel: &channel,
-            policy: &policy,
-            pending: &mut pending,
-            writer_override: Some("context_bridge"),
-            refused: Vec::new(),
-        };
+        let mut bridge = Bridge::new(&channel, &policy, &mut pending, Some("context_bridge"));
         let _ = self
             .call_traced(&request, &format!("lifecycle:{trigger}"), &mut bridge)
             .await;
@@ -930,7 +925,8 @@ impl<'a> Engine<'a> {
 
     /// The system prompt for one call (§1.5 a, b): the static prompt, the
     /// live context exposure, then the agent's prompt middleware.
-    async fn system_prompt(&mut self, agent: &str) -> String {
+    /// The static prompt plus the exposure rendered from the live context.
+    fn exposed_prompt(&self, agent: &str) -> String {
         let Some(a) = self.bundle.agent(agent) else {
             return String::new();
         };
@@ -957,6 +953,11 @@ impl<'a> Engine<'a> {
                 format!("{text}\n\n{}", lines.join("\n"))
             };
         }
+        text
+    }
+
+    async fn system_prompt(&mut self, agent: &str) -> String {
+        let mut text = self.exposed_prompt(agent);
         for i in 0..self.bundle.middleware.len() {
             let m = &self.bundle.middleware[i];
             let applies = m
@@ -986,13 +987,7 @@ impl<'a> Engine<'a> {
             let mut pending = BTreeMap::new();
             let channel = self.state.context.clone();
             let policy = self.policy.clone();
-            let mut bridge = Bridge {
-                channel: &channel,
-                policy: &policy,
-                pending: &mut pending,
-                writer_override: Some("context_bridge"),
-                refused: Vec::new(),
-            };
+            let mut bridge = Bridge::new(&channel, &policy, &mut pending, Some("context_bridge"));
             if let Ok(CallOutcome::Returned {
                 system_message: Some(updated),
                 ..
@@ -1058,6 +1053,8 @@ impl<'a> Engine<'a> {
                 .collect(),
             response_model: model.clone(),
             turn,
+            task_id: None,
+            task_kind: None,
         };
         let reply = self.backend.respond(&request).await.map_err(TurnFailure)?;
         self.emit(Event::ModelResponse {
@@ -1152,6 +1149,12 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        // §1.5 g.2: the agent's task batches run inside its turn.
+        if let Err(e) = self.task_batches(agent, &body, &pending).await {
+            // §1.5 g.3: what the turn wrote so far is checkpointed.
+            self.commit(pending);
+            return Err(e);
+        }
         // §3.7: agent-text triggers ride on this packet.
         let text = match &body {
             Value::String(s) => s.clone(),
@@ -1189,6 +1192,73 @@ impl<'a> Engine<'a> {
         Ok((body, routing_tool))
     }
 
+    async fn task_batches(
+        &mut self,
+        agent: &str,
+        body: &Value,
+        pending: &BTreeMap<String, Pending>,
+    ) -> Result<(), TurnFailure> {
+        let bundle: &'a Bundle = self.bundle;
+        for batch in bundle
+            .task_batches
+            .iter()
+            .filter(|b| b.trigger_agent.as_ref().is_some_and(|t| t.text == agent))
+        {
+            let payload = if batch
+                .source_kind
+                .as_ref()
+                .is_some_and(|k| k.text == "context_variable")
+            {
+                let mut ctx = self.state.context.clone();
+                for (k, op) in pending {
+                    match op {
+                        Pending::Set(v, _) => {
+                            ctx.insert(k.clone(), v.clone());
+                        }
+                        Pending::Delete(_) => {
+                            ctx.remove(k);
+                        }
+                    }
+                }
+                Value::Object(ctx)
+            } else {
+                outputs::parse_body(body)
+            };
+            let tasks = batches::tasks_of(batch, &payload);
+            if tasks.is_empty() {
+                self.emit(Event::Notice {
+                    message: format!(
+                        "task batch {}: no tasks at `{}`; skipped (its status key keeps its value)",
+                        batch.id.text,
+                        batch.source_path.as_ref().map_or("", |p| p.text.as_str())
+                    ),
+                });
+                continue;
+            }
+            let prompts: HashMap<String, String> = bundle
+                .agents
+                .iter()
+                .map(|a| (a.name.text.clone(), self.exposed_prompt(&a.name.text)))
+                .collect();
+            let run = batches::run(bundle, &*self.backend, batch, agent, tasks, &prompts).await;
+            for event in run.events {
+                self.emit(event);
+            }
+            for (key, value) in run.writes {
+                self.policy
+                    .check(&key, "task_batch", "set")
+                    .map_err(TurnFailure)?;
+                let mut write = BTreeMap::new();
+                write.insert(key, Pending::Set(value, "task_batch".into()));
+                self.commit(write);
+            }
+            if let Some(error) = run.error {
+                return Err(TurnFailure(error));
+            }
+        }
+        Ok(())
+    }
+
     /// Runs one tool through the worker, applying an outcome contract when
     /// the tool has one. A raised exception is a tool error; a dead worker
     /// fails the turn.
@@ -1200,17 +1270,25 @@ impl<'a> Engine<'a> {
     ) -> Result<Option<Value>, TurnFailure> {
         let channel = self.state.context.clone();
         let policy = self.policy.clone();
-        let mut bridge = Bridge {
-            channel: &channel,
-            policy: &policy,
-            pending,
-            writer_override: None,
-            refused: Vec::new(),
-        };
+        let mut answers = std::mem::take(&mut self.state.user.tool_responses);
+        let mut bridge = Bridge::new(&channel, &policy, pending, None);
+        bridge.ui_answers = Some(&mut answers);
         let result = self.call_traced(request, kind, &mut bridge).await;
         let refused = std::mem::take(&mut bridge.refused);
+        let shown = std::mem::take(&mut bridge.ui_shown);
+        self.state.user.tool_responses = answers;
         for (key, writer, error) in refused {
             self.emit(Event::ContextRefused { key, writer, error });
+        }
+        for (tool, payload, awaiting_response, event_id, response) in shown {
+            self.emit(Event::UiTool {
+                agent: request.agent.clone(),
+                tool,
+                event_id,
+                awaiting_response,
+                payload,
+                response,
+            });
         }
         match result {
             Ok(CallOutcome::Returned { value, .. }) => Ok(Some(value)),

@@ -71,6 +71,16 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         deleted: bool,
     },
+    /// A UI tool (waiting for the user's answer) or surface a tool showed.
+    UiTool {
+        agent: String,
+        tool: String,
+        event_id: String,
+        awaiting_response: bool,
+        payload: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response: Option<Value>,
+    },
     /// A write the authority policy refused.
     ContextRefused {
         key: String,
@@ -95,6 +105,49 @@ pub enum Event {
     Paused {
         agent: String,
         turn: u32,
+    },
+    /// A task batch starts inside its trigger agent's turn (§6).
+    BatchStarted {
+        batch: String,
+        trigger: String,
+        tasks: usize,
+    },
+    TaskQueued {
+        batch: String,
+        task: String,
+        agent: String,
+        depends_on: Vec<String>,
+    },
+    TaskStarted {
+        batch: String,
+        task: String,
+        attempt: u32,
+    },
+    TaskAttemptFailed {
+        batch: String,
+        task: String,
+        attempt: u32,
+        /// `expired`, `worker_failed`, `structured_output_validation_failed`
+        /// or `output_rejected`.
+        reason: String,
+        error: String,
+    },
+    TaskFinished {
+        batch: String,
+        task: String,
+        /// completed or failed.
+        status: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        failure_kind: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    BatchFinished {
+        batch: String,
+        /// completed, partial, completed_with_errors or failed.
+        status: String,
+        completed: usize,
+        failed: usize,
     },
     /// Something the runner notes without changing the run (a skipped file,
     /// a lifecycle tool error).
@@ -127,9 +180,16 @@ impl Event {
             Event::ToolResult { .. } => "tool_result",
             Event::ContextSet { .. } => "context_set",
             Event::ContextRefused { .. } => "context_refused",
+            Event::UiTool { .. } => "ui_tool",
             Event::StructuredOutput { .. } => "structured_output",
             Event::Transition { .. } => "transition",
             Event::Paused { .. } => "paused",
+            Event::BatchStarted { .. } => "batch_started",
+            Event::TaskQueued { .. } => "task_queued",
+            Event::TaskStarted { .. } => "task_started",
+            Event::TaskAttemptFailed { .. } => "task_attempt_failed",
+            Event::TaskFinished { .. } => "task_finished",
+            Event::BatchFinished { .. } => "batch_finished",
             Event::Notice { .. } => "notice",
             Event::RunFinished { .. } => "run_finished",
         }
@@ -200,6 +260,16 @@ impl Event {
                 }
             }
             Event::ContextRefused { error, .. } => format!("  refused: {error}"),
+            Event::UiTool {
+                tool,
+                awaiting_response,
+                response,
+                ..
+            } => match (awaiting_response, response) {
+                (true, Some(r)) => format!("  UI {tool} answered: {}", short(r)),
+                (true, None) => format!("  UI {tool}: no scripted answer"),
+                (false, _) => format!("  UI {tool} shown"),
+            },
             Event::StructuredOutput { model, .. } => format!("  output valid against {model}"),
             Event::Transition {
                 from,
@@ -211,6 +281,36 @@ impl Event {
                 None => format!("  → {to} ({kind})"),
             },
             Event::Paused { agent, .. } => format!("paused: {agent} handed over to the user"),
+            Event::BatchStarted { batch, tasks, .. } => format!("  batch {batch}: {tasks} tasks"),
+            Event::TaskQueued { .. } => return None,
+            Event::TaskStarted {
+                batch,
+                task,
+                attempt,
+            } => format!("    {batch}/{task}: attempt {attempt}"),
+            Event::TaskAttemptFailed {
+                batch,
+                task,
+                reason,
+                error,
+                ..
+            } => format!("    {batch}/{task}: {reason}: {error}"),
+            Event::TaskFinished {
+                batch,
+                task,
+                status,
+                error,
+                ..
+            } => match error {
+                Some(e) => format!("    {batch}/{task}: {status} ({e})"),
+                None => format!("    {batch}/{task}: {status}"),
+            },
+            Event::BatchFinished {
+                batch,
+                status,
+                completed,
+                failed,
+            } => format!("  batch {batch}: {status} ({completed} completed, {failed} failed)"),
             Event::Notice { message } => format!("  note: {message}"),
             Event::RunFinished {
                 status,

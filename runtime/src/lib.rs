@@ -5,6 +5,7 @@
 //! and never re-reads the bundle's YAML.
 
 pub mod backend;
+pub mod batches;
 pub mod context;
 pub mod engine;
 pub mod events;

@@ -77,6 +77,11 @@ pub trait ContextAccess {
     fn set(&mut self, key: &str, value: Value) -> Result<(), String>;
     fn delete(&mut self, key: &str) -> Result<(), String>;
     fn snapshot(&mut self) -> serde_json::Map<String, Value>;
+    /// A UI tool (`awaiting`) or surface the function shows; the answer is
+    /// what the user gave (§4.4).
+    fn ui(&mut self, _tool_id: &str, _payload: Value, _awaiting: bool) -> Result<Value, String> {
+        Err("UI tools are not available here".into())
+    }
 }
 
 struct Process {
@@ -309,6 +314,14 @@ impl Worker {
                     json!({"ok": true, "value": keys})
                 }
                 Some("snapshot") => json!({"ok": true, "value": context.snapshot()}),
+                Some("ui") => match context.ui(
+                    msg["tool_id"].as_str().unwrap_or(""),
+                    msg["payload"].clone(),
+                    msg["awaiting"].as_bool().unwrap_or(true),
+                ) {
+                    Ok(value) => json!({"ok": true, "value": value}),
+                    Err(e) => json!({"ok": false, "error": e}),
+                },
                 _ => json!({"ok": false, "error": "unknown request"}),
             };
             self.send(&reply).await?;

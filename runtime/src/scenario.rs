@@ -29,6 +29,9 @@ pub struct Scenario {
     /// Agent name → its responses, in order.
     #[serde(default)]
     pub responses: BTreeMap<String, Vec<ScriptedResponse>>,
+    /// Task id → the worker's responses for that task (task batches).
+    #[serde(default)]
+    pub task_responses: BTreeMap<String, Vec<ScriptedResponse>>,
     /// What to do when an agent's queue is empty: `synthetic`, or fail (default).
     #[serde(default)]
     pub fallback: Option<String>,

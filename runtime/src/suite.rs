@@ -50,7 +50,11 @@ pub async fn run_scenario(
 ) -> ScenarioRun {
     let fallback =
         (scenario.fallback.as_deref() == Some("synthetic")).then(|| SyntheticBackend::new(bundle));
-    let backend = Box::new(ScenarioBackend::new(scenario.responses.clone(), fallback));
+    let backend = Box::new(ScenarioBackend::new(
+        scenario.responses.clone(),
+        scenario.task_responses.clone(),
+        fallback,
+    ));
     options.max_turns = options.max_turns.or(scenario.max_turns);
     options.message = options.message.or_else(|| scenario.message.clone());
     options.context.extend(scenario.context.clone());

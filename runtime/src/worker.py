@@ -129,6 +129,48 @@ class PromptCapture:
         self.system_message = self._updated
 
 
+async def _use_ui_tool(tool_id, payload=None, chat_id=None, workflow_name=None, **_):
+    """Local stand-in for mozaiks' UI round trip (runtime-semantics §4.4): the
+    runner answers from the scenario's scripted tool responses."""
+    _send({"op": "ui", "tool_id": str(tool_id), "payload": _json_safe(payload or {}), "awaiting": True})
+    reply = _receive()
+    if not reply.get("ok"):
+        raise RuntimeError(reply.get("error", "no answer for the UI tool"))
+    return reply.get("value")
+
+
+async def _emit_ui_surface(tool_id, payload=None, chat_id=None, workflow_name=None, **_):
+    _send({"op": "ui", "tool_id": str(tool_id), "payload": _json_safe(payload or {}), "awaiting": False})
+    reply = _receive()
+    return reply.get("value")
+
+
+def _install_ui_shim():
+    """Bundle tools import mozaiks' UI helpers; locally they talk to the runner."""
+    import importlib.util as util
+    import types
+
+    name = "mozaiksai.core.workflow.ui_tools"
+    shim = types.ModuleType(name)
+    shim.use_ui_tool = _use_ui_tool
+    shim.emit_ui_surface = _emit_ui_surface
+    try:
+        installed = util.find_spec("mozaiksai") is not None
+    except (ImportError, ValueError):
+        installed = False
+    if not installed:
+        parent = None
+        for package in ("mozaiksai", "mozaiksai.core", "mozaiksai.core.workflow"):
+            module = types.ModuleType(package)
+            module.__path__ = []
+            sys.modules[package] = module
+            if parent is not None:
+                setattr(parent, package.rsplit(".", 1)[1], module)
+            parent = module
+        parent.ui_tools = shim
+    sys.modules[name] = shim
+
+
 def _load(path, function):
     module = _modules.get(path)
     if module is None:
@@ -226,6 +268,7 @@ def _watch_parent():
 
 def main():
     threading.Thread(target=_watch_parent, daemon=True).start()
+    _install_ui_shim()
     _send({"op": "ready", "python": sys.version.split()[0]})
     while True:
         request = _receive()

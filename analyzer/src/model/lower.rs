@@ -84,6 +84,30 @@ impl Lower<'_> {
 }
 
 /// A nullable bool as written (`None` when absent or null).
+/// How a batch runs: `execution` of an explicit batch (with its `result`
+/// block), or the conveyor's own keys.
+fn execution_of(obj: Option<&Obj>, explicit: bool, result: Option<&Obj>) -> BatchExecution {
+    let text = |key: &str| obj.and_then(|o| o.str(key)).map(str::to_string);
+    let owned = if explicit { result } else { obj };
+    BatchExecution {
+        concurrency: obj
+            .and_then(|o| o.int("concurrency"))
+            .unwrap_or(4)
+            .clamp(1, 32) as usize,
+        failure_policy: text("failure_policy").unwrap_or_else(|| "fail_batch".into()),
+        retry_limit: obj
+            .and_then(|o| o.int("retry_limit"))
+            .unwrap_or(0)
+            .clamp(0, 5) as u32,
+        timeout_seconds: obj
+            .and_then(|o| o.int("timeout_seconds"))
+            .map(|t| t.max(1) as u64),
+        require_owned_paths: owned
+            .and_then(|o| opt_bool(o, "require_owned_paths"))
+            .unwrap_or(explicit),
+    }
+}
+
 /// The YAML values of a list of scalars, as written.
 fn any_list(obj: &Obj, key: &str) -> Vec<Node> {
     obj.list(key)
@@ -416,6 +440,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                         .obj("worker")
                         .map(|w| l.names(w.list("context_fields")))
                         .unwrap_or_default(),
+                    execution: execution_of(batch.obj("execution"), true, result),
                 });
             }
             for conveyor in l.objs(root, "conveyors") {
@@ -448,6 +473,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     prompt_field: derived_as("task_prompt"),
                     dependency_field: derived_as("depends_on"),
                     context_fields: Vec::new(),
+                    execution: execution_of(Some(conveyor), false, None),
                     id,
                 });
             }

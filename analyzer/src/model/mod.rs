@@ -385,6 +385,19 @@ pub struct TaskBatch {
     pub prompt_field: Name,
     pub dependency_field: Name,
     pub context_fields: Vec<Name>,
+    pub execution: BatchExecution,
+}
+
+/// The scheduling settings of a batch, defaulted as the reference does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchExecution {
+    pub concurrency: usize,
+    /// `fail_batch`, `continue_with_available` or `collect_errors`.
+    pub failure_policy: String,
+    pub retry_limit: u32,
+    /// Per attempt; `None` means 120 s.
+    pub timeout_seconds: Option<u64>,
+    pub require_owned_paths: bool,
 }
 
 #[derive(Debug, Clone)]

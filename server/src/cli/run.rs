@@ -228,6 +228,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let backend: Box<dyn ModelBackend> = match (kind, &scenario) {
         (BackendKind::Scenario, Some(s)) => Box::new(ScenarioBackend::new(
             s.responses.clone(),
+            s.task_responses.clone(),
             (s.fallback.as_deref() == Some("synthetic")).then(|| SyntheticBackend::new(bundle)),
         )),
         (BackendKind::Scenario, None) => {
