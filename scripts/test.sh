@@ -63,5 +63,8 @@ echo "== cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1
 # Each fuzz target for a bounded time (installs cargo-fuzz once); a crash,
 # hang or out-of-memory fails the run and keeps the input in fuzz/regressions.
+# The example bundles' scenarios, with every transition rule covered.
+echo "== mzk test bundles"
+cargo run -q -p mzk-server --bin mzk -- test bundles --min-coverage 100
 echo "== fuzz"
 python3 scripts/fuzz.py --seconds "${MZK_FUZZ_SECONDS:-60}"

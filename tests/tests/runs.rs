@@ -302,3 +302,74 @@ fn the_synthetic_model_runs_every_example_offline() {
         assert_eq!(events.last().unwrap()["type"], "run_finished");
     }
 }
+
+#[test]
+fn mzk_test_reports_each_scenario_and_transition_coverage() {
+    let out = mzk(&["test", "bundles", "--min-coverage", "100"], &repo());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("  ok   happy_path.yaml"), "{stdout}");
+    assert!(
+        stdout.contains("coverage bundles/SupportDesk: 9/9 rules (100.0%)"),
+        "{stdout}"
+    );
+
+    // A wrong expectation fails with the first divergence, and an unfired rule is listed.
+    let root = std::env::temp_dir().join(format!("mzk-runs-{}-test", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(
+        &repo().join("bundles/SupportDesk"),
+        &root.join("SupportDesk"),
+    );
+    for s in ["needs_details", "no_research", "rejected"] {
+        std::fs::remove_file(root.join(format!("SupportDesk/scenarios/{s}.yaml"))).unwrap();
+    }
+    let happy = root.join("SupportDesk/scenarios/happy_path.yaml");
+    let text = std::fs::read_to_string(&happy).unwrap();
+    std::fs::write(
+        &happy,
+        text.replace(
+            "[IntakeAgent, IntakeAgent, ClassifierAgent",
+            "[IntakeAgent, ClassifierAgent",
+        ),
+    )
+    .unwrap();
+    let out = mzk(&["test", "SupportDesk"], &root);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL happy_path.yaml: turn 2: expected ClassifierAgent, got IntakeAgent"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "never fired: rule 4 at SupportDesk/transition_graph.yaml:29: ClassifierAgent → user"
+        ),
+        "{stdout}"
+    );
+
+    std::fs::write(&happy, text).unwrap();
+    let out = mzk(&["test", "SupportDesk", "--min-coverage", "90"], &root);
+    assert_eq!(out.status.code(), Some(1), "6/9 rules is below 90%");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("below --min-coverage 90%"));
+
+    let out = mzk(&["test", "SupportDesk", "--coverage-format", "json"], &root);
+    assert!(out.status.success());
+    let coverage: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = &coverage["bundles"][0];
+    assert_eq!(
+        (b["covered"].as_u64(), b["total"].as_u64()),
+        (Some(6), Some(9))
+    );
+    assert_eq!(b["rules"][0]["hits"], 1);
+    let out = mzk(&["test", "SupportDesk", "--coverage-format", "lcov"], &root);
+    let lcov = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        lcov.contains("DA:29,0\n") && lcov.contains("LF:9\nLH:6\nend_of_record"),
+        "{lcov}"
+    );
+}

@@ -80,7 +80,7 @@ fn every_conformance_scenario_reaches_its_expected_outcome() {
             }
         }
     }
-    assert!(count >= 40, "only {count} scenarios");
+    assert!(count >= 49, "only {count} scenarios");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -7,6 +7,7 @@ mod graph;
 mod report;
 pub mod run;
 pub mod schema;
+mod test;
 mod watch;
 
 use std::process::ExitCode;
@@ -52,6 +53,8 @@ enum Command {
     Run(run::RunArgs),
     /// Browse the run history: `mzk runs list`, `mzk runs show ID`.
     Runs(run::RunsArgs),
+    /// Run each bundle's scenarios (scenarios/*.yaml) and report transition coverage.
+    Test(test::TestArgs),
 }
 
 /// Output formats of `mzk rules`.
@@ -96,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::run(args),
         Command::Run(args) => run::run(args),
         Command::Runs(args) => run::runs(args),
+        Command::Test(args) => test::run(args),
         Command::Lsp => crate::lsp::main(),
         Command::Explain { rule } => match Rule::lookup(&rule) {
             Some(rule) => {

@@ -140,7 +140,7 @@ pub fn database_path(path: &Path) -> PathBuf {
 }
 
 /// Refuses a bundle with errors, printing them.
-fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
+pub(crate) fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
     let mut analysis = super::analyse_one(path)?;
     let config =
         match mzk_analyzer::config::Config::discover(&mzk_analyzer::RealFs, &analysis.bundle.dir) {

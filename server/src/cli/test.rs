@@ -1,0 +1,261 @@
+//! `mzk test`: runs every scenario under each bundle's `scenarios/` folder
+//! that states an expected outcome, reports pass/fail with the first
+//! divergence, and measures transition coverage: which rules of
+//! transition_graph.yaml fired in at least one scenario.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use mzk_analyzer::model::Bundle;
+use mzk_analyzer::{discover_bundles, RealFs};
+use mzk_runtime::python::Worker;
+use mzk_runtime::suite::{run_file, scenario_files};
+use mzk_runtime::RunOptions;
+use serde_json::{json, Value};
+
+#[derive(clap::Args, Debug)]
+pub struct TestArgs {
+    /// Bundle folders, or folders searched for bundles.
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// How to print coverage: `text` (with the report), `json` or `lcov`
+    /// (to stdout; the report then goes to stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    coverage_format: CoverageFormat,
+    /// Fail (exit 1) when a bundle's transition coverage is below this percentage.
+    #[arg(long, value_name = "PERCENT")]
+    min_coverage: Option<f64>,
+    /// The Python interpreter for tools (default: MZK_PYTHON, the bundle's venv, else python3).
+    #[arg(long)]
+    python: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CoverageFormat {
+    Text,
+    Json,
+    Lcov,
+}
+
+/// One rule and how many scenarios fired it.
+struct RuleHits {
+    index: usize,
+    line: usize,
+    label: String,
+    hits: usize,
+}
+
+struct BundleCoverage {
+    bundle: PathBuf,
+    graph_file: Option<PathBuf>,
+    rules: Vec<RuleHits>,
+}
+
+impl BundleCoverage {
+    fn percent(&self) -> f64 {
+        if self.rules.is_empty() {
+            return 100.0;
+        }
+        let covered = self.rules.iter().filter(|r| r.hits > 0).count();
+        100.0 * covered as f64 / self.rules.len() as f64
+    }
+}
+
+fn coverage_of(bundle: &Bundle, fired: &[usize]) -> BundleCoverage {
+    let graph = bundle.rules.first().and_then(|r| bundle.file(r.file));
+    let rules = bundle
+        .rules
+        .iter()
+        .map(|r| {
+            let line = bundle
+                .file(r.file)
+                .map_or(0, |f| f.line_index.line_of(r.range.start) as usize + 1);
+            RuleHits {
+                index: r.index,
+                line,
+                label: format!(
+                    "{} → {} ({})",
+                    r.source.text,
+                    r.target.text,
+                    mzk_analyzer::graph::edge_label(r)
+                ),
+                hits: fired.iter().filter(|i| **i == r.index).count(),
+            }
+        })
+        .collect();
+    BundleCoverage {
+        bundle: bundle.dir.clone(),
+        graph_file: graph.map(|f| bundle.dir.join(&f.relative)),
+        rules,
+    }
+}
+
+pub fn run(args: TestArgs) -> ExitCode {
+    let mut dirs = Vec::new();
+    for path in &args.paths {
+        let found = discover_bundles(&RealFs, path);
+        if found.is_empty() {
+            eprintln!(
+                "mzk: {}: no bundle (no orchestrator.yaml) here or below",
+                path.display()
+            );
+            return ExitCode::from(2);
+        }
+        dirs.extend(found);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // With a machine-readable coverage on stdout, the report goes to stderr.
+    let to_stdout = args.coverage_format == CoverageFormat::Text;
+    let say = |line: String| {
+        if to_stdout {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    };
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let mut coverages = Vec::new();
+    for dir in dirs {
+        let analysis = match super::run::checked_bundle(&dir) {
+            Ok(a) => a,
+            Err(_) => {
+                failed += 1;
+                continue;
+            }
+        };
+        let bundle = &analysis.bundle;
+        let python = args
+            .python
+            .clone()
+            .unwrap_or_else(|| Worker::default_python(&bundle.dir));
+        let mut fired = Vec::new();
+        let files = scenario_files(&bundle.dir);
+        say(format!(
+            "{} ({} scenarios)",
+            display(&bundle.dir),
+            files.len()
+        ));
+        for file in files {
+            let name = file
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let options = RunOptions::new(format!("test-{name}"), python.clone());
+            match runtime.block_on(run_file(bundle, &file, options)) {
+                Err(e) => {
+                    failed += 1;
+                    say(format!("  FAIL {name}: {e}"));
+                }
+                Ok(result) if result.scenario.expect.is_none() => {
+                    skipped += 1;
+                    say(format!("  skip {name}: states no expected outcome"));
+                }
+                Ok(result) => {
+                    fired.extend(result.state.rules.iter().copied());
+                    match result.divergence {
+                        None => {
+                            passed += 1;
+                            say(format!("  ok   {name}"));
+                        }
+                        Some(d) => {
+                            failed += 1;
+                            say(format!("  FAIL {name}: {d}"));
+                        }
+                    }
+                }
+            }
+        }
+        coverages.push(coverage_of(bundle, &fired));
+    }
+    let mut below = false;
+    for c in &coverages {
+        let covered = c.rules.iter().filter(|r| r.hits > 0).count();
+        say(format!(
+            "coverage {}: {covered}/{} rules ({:.1}%)",
+            display(&c.bundle),
+            c.rules.len(),
+            c.percent()
+        ));
+        for r in c.rules.iter().filter(|r| r.hits == 0) {
+            let file = c.graph_file.as_deref().map_or_else(String::new, display);
+            say(format!(
+                "  never fired: rule {} at {file}:{}: {}",
+                r.index, r.line, r.label
+            ));
+        }
+        if args.min_coverage.is_some_and(|min| c.percent() < min) {
+            below = true;
+        }
+    }
+    say(format!(
+        "{passed} passed, {failed} failed, {skipped} skipped"
+    ));
+    match args.coverage_format {
+        CoverageFormat::Text => {}
+        CoverageFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&coverage_json(&coverages)).unwrap_or_default()
+        ),
+        CoverageFormat::Lcov => print!("{}", lcov(&coverages)),
+    }
+    if let (true, Some(min)) = (below, args.min_coverage) {
+        eprintln!("mzk: transition coverage is below --min-coverage {min}%");
+    }
+    if failed > 0 || below {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn display(path: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    super::check::display_path(path, &cwd)
+}
+
+fn coverage_json(coverages: &[BundleCoverage]) -> Value {
+    json!({
+        "version": 1,
+        "bundles": coverages.iter().map(|c| json!({
+            "bundle": display(&c.bundle),
+            "file": c.graph_file.as_deref().map(display),
+            "covered": c.rules.iter().filter(|r| r.hits > 0).count(),
+            "total": c.rules.len(),
+            "percent": (c.percent() * 10.0).round() / 10.0,
+            "rules": c.rules.iter().map(|r| json!({
+                "index": r.index,
+                "line": r.line,
+                "rule": r.label,
+                "hits": r.hits,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// LCOV: each rule is a line of transition_graph.yaml, hit when it fired.
+fn lcov(coverages: &[BundleCoverage]) -> String {
+    let mut out = String::new();
+    for c in coverages {
+        let Some(file) = &c.graph_file else { continue };
+        out.push_str("TN:mzk\n");
+        out.push_str(&format!("SF:{}\n", file.display()));
+        for r in &c.rules {
+            out.push_str(&format!("DA:{},{}\n", r.line, r.hits));
+        }
+        out.push_str(&format!("LF:{}\n", c.rules.len()));
+        out.push_str(&format!(
+            "LH:{}\n",
+            c.rules.iter().filter(|r| r.hits > 0).count()
+        ));
+        out.push_str("end_of_record\n");
+    }
+    out
+}
