@@ -19,8 +19,8 @@ pub struct TurnRequest {
     pub system_prompt: String,
     /// The envelope that triggered the turn (§1.5 c).
     pub input: String,
-    /// The tools offered to the model (function names).
-    pub tools: Vec<String>,
+    /// The tools offered to the model.
+    pub tools: Vec<ToolSpec>,
     /// The registry model the reply must satisfy.
     pub response_model: Option<String>,
     pub turn: u32,
@@ -28,10 +28,37 @@ pub struct TurnRequest {
     pub task_id: Option<String>,
     /// The task's `kind`, when it has one.
     pub task_kind: Option<String>,
+    /// This turn's earlier tool calls and their results, for models that
+    /// answer after seeing them.
+    pub transcript: Vec<ToolExchange>,
+}
+
+/// A tool as a model sees it: a function definition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments (from the Python signature).
+    pub parameters: Value,
+}
+
+/// One tool call of this turn and what it returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolExchange {
+    /// Which model round asked for it (calls of one round go together).
+    pub round: u32,
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+    /// The result as the model reads it (JSON text, or the error).
+    pub result: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallSpec {
+    /// The model's id for the call, when it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub name: String,
     #[serde(default = "empty_object")]
     pub arguments: Value,
@@ -48,6 +75,9 @@ pub struct ModelReply {
     pub body: Value,
     pub tool_calls: Vec<ToolCallSpec>,
     pub synthetic: bool,
+    /// The model wants the tool results before its final answer (a live
+    /// model); scripted replies carry their final body with their calls.
+    pub needs_tool_results: bool,
 }
 
 pub type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelReply, String>> + Send + 'a>>;
@@ -164,6 +194,7 @@ impl ModelBackend for ScenarioBackend {
                 body: Value::String(text),
                 tool_calls: Vec::new(),
                 synthetic: false,
+                needs_tool_results: false,
             }),
             Some(ScriptedResponse::Full(full)) => match full.error {
                 Some(error) => Err(error),
@@ -174,6 +205,7 @@ impl ModelBackend for ScenarioBackend {
                     },
                     tool_calls: full.tool_calls,
                     synthetic: false,
+                    needs_tool_results: false,
                 }),
             },
             None => match self.fallback.as_ref() {
@@ -266,6 +298,7 @@ impl SyntheticBackend {
             body,
             tool_calls: Vec::new(),
             synthetic: true,
+            needs_tool_results: false,
         }
     }
 }

@@ -234,6 +234,7 @@ async fn run_task(
             turn: attempt,
             task_id: Some(task.id.clone()),
             task_kind: task.kind.clone(),
+            transcript: Vec::new(),
         };
         let attempt_failed = |reason: &str, error: String, events: &mut Vec<Event>| {
             events.push(Event::TaskAttemptFailed {

@@ -12,7 +12,7 @@ use mzk_analyzer::syntax::expression::{self, Expr};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::backend::{ModelBackend, TurnRequest};
+use crate::backend::{ModelBackend, ToolExchange, ToolSpec, TurnRequest};
 use crate::batches;
 use crate::context::{coerce, Bridge, Loader, Pending, Policy};
 use crate::events::Event;
@@ -218,6 +218,9 @@ enum Next {
     Terminate(String),
     NoMatch,
 }
+
+/// Model rounds in one turn before the last reply is taken as final.
+const MAX_TOOL_ROUNDS: u32 = 10;
 
 /// Why a turn failed: the text after "AG2 turn failed for <agent>: ".
 struct TurnFailure(String);
@@ -1010,6 +1013,52 @@ impl<'a> Engine<'a> {
             .collect()
     }
 
+    /// A tool as the model sees it: its function's parameters (without
+    /// `context_variables`) typed from their annotations.
+    fn tool_spec(&self, index: usize, tool: &Tool) -> ToolSpec {
+        let name = tool
+            .function
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+        let function = self
+            .bundle
+            .bindings
+            .iter()
+            .find(|b| b.owner == BindingOwner::Tool(index))
+            .and_then(|b| match b.target {
+                BindingTarget::File(id) => Some(id),
+                _ => None,
+            })
+            .and_then(|id| self.bundle.python.iter().find(|p| p.file == id))
+            .and_then(|p| p.module.functions.iter().find(|f| f.name == name));
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for p in function.map(|f| f.params.as_slice()).unwrap_or_default() {
+            use mzk_analyzer::syntax::python::ParamKind;
+            if p.name == "context_variables"
+                || matches!(p.kind, ParamKind::VarPositional | ParamKind::VarKeyword)
+            {
+                continue;
+            }
+            properties.insert(p.name.clone(), annotation_schema(p.annotation.as_deref()));
+            if !p.has_default {
+                required.push(Value::String(p.name.clone()));
+            }
+        }
+        let description = tool
+            .description
+            .as_ref()
+            .map(|d| d.text.clone())
+            .or_else(|| function.and_then(|f| f.docstring.clone()))
+            .unwrap_or_else(|| name.clone());
+        ToolSpec {
+            name,
+            description,
+            parameters: json!({"type": "object", "properties": properties, "required": required}),
+        }
+    }
+
     fn is_auto_tool_agent(&self, agent: &str) -> bool {
         self.tools_of(agent).iter().any(|(_, t)| t.auto_tool_call)
     }
@@ -1043,75 +1092,106 @@ impl<'a> Engine<'a> {
                 .collect()
         };
         let model = self.bundle.registry_model(agent).map(|m| m.text.clone());
-        let request = TurnRequest {
+        let tools: Vec<ToolSpec> = offered.iter().map(|(i, t)| self.tool_spec(*i, t)).collect();
+        let offered_names = if tools.is_empty() {
+            "none".to_string()
+        } else {
+            tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut request = TurnRequest {
             agent: agent.to_string(),
             system_prompt,
             input: input.to_string(),
-            tools: offered
-                .iter()
-                .filter_map(|(_, t)| t.function.as_ref().map(|f| f.text.clone()))
-                .collect(),
+            tools,
             response_model: model.clone(),
             turn,
             task_id: None,
             task_kind: None,
+            transcript: Vec::new(),
         };
-        let reply = self.backend.respond(&request).await.map_err(TurnFailure)?;
-        self.emit(Event::ModelResponse {
-            agent: agent.to_string(),
-            body: reply.body.clone(),
-            tool_calls: reply.tool_calls.iter().map(|c| c.name.clone()).collect(),
-            synthetic: reply.synthetic,
-        });
         let mut pending = BTreeMap::new();
         let mut routing_tool = None;
-        for call in &reply.tool_calls {
-            if routing_tool.is_none() && self.routed_tools.contains(&call.name) {
-                routing_tool = Some(call.name.clone());
-            }
-            let found = offered
-                .iter()
-                .find(|(_, t)| t.function.as_ref().is_some_and(|f| f.text == call.name))
-                .map(|(i, _)| *i);
-            let file = found.and_then(|i| self.python_file(BindingOwner::Tool(i)));
-            let Some(file) = file else {
-                let call_id = self.next_call_id();
-                self.emit(Event::ToolCall {
-                    agent: agent.to_string(),
-                    tool: call.name.clone(),
-                    call_id: call_id.clone(),
-                    arguments: call.arguments.clone(),
-                    kind: "llm".into(),
-                });
-                self.emit(Event::ToolResult {
-                    agent: agent.to_string(),
-                    tool: call.name.clone(),
-                    call_id,
-                    ok: false,
-                    result: None,
-                    error: Some(format!(
-                        "{} is not a tool {agent} can call (offered: {})",
-                        call.name,
-                        if request.tools.is_empty() {
-                            "none".to_string()
-                        } else {
-                            request.tools.join(", ")
-                        }
-                    )),
-                    traceback: None,
-                    elapsed_ms: 0.0,
-                });
-                continue;
-            };
-            let request = CallRequest {
-                file,
-                function: call.name.clone(),
+        // A live model may ask for tools, read their results and ask again;
+        // a scripted reply carries its calls and its final body at once.
+        let mut round = 0;
+        let reply = loop {
+            round += 1;
+            let reply = self.backend.respond(&request).await.map_err(TurnFailure)?;
+            self.emit(Event::ModelResponse {
                 agent: agent.to_string(),
-                kind: CallKind::Llm,
-                args: call.arguments.clone(),
-            };
-            self.run_tool(&request, "llm", &mut pending).await?;
-        }
+                body: reply.body.clone(),
+                tool_calls: reply.tool_calls.iter().map(|c| c.name.clone()).collect(),
+                synthetic: reply.synthetic,
+            });
+            for call in &reply.tool_calls {
+                if routing_tool.is_none() && self.routed_tools.contains(&call.name) {
+                    routing_tool = Some(call.name.clone());
+                }
+                let found = offered
+                    .iter()
+                    .find(|(_, t)| t.function.as_ref().is_some_and(|f| f.text == call.name))
+                    .map(|(i, _)| *i);
+                let file = found.and_then(|i| self.python_file(BindingOwner::Tool(i)));
+                let result = match file {
+                    None => {
+                        let call_id = self.next_call_id();
+                        let error = format!(
+                            "{} is not a tool {agent} can call (offered: {offered_names})",
+                            call.name
+                        );
+                        self.emit(Event::ToolCall {
+                            agent: agent.to_string(),
+                            tool: call.name.clone(),
+                            call_id: call_id.clone(),
+                            arguments: call.arguments.clone(),
+                            kind: "llm".into(),
+                        });
+                        self.emit(Event::ToolResult {
+                            agent: agent.to_string(),
+                            tool: call.name.clone(),
+                            call_id,
+                            ok: false,
+                            result: None,
+                            error: Some(error.clone()),
+                            traceback: None,
+                            elapsed_ms: 0.0,
+                        });
+                        Err(error)
+                    }
+                    Some(file) => {
+                        let call_request = CallRequest {
+                            file,
+                            function: call.name.clone(),
+                            agent: agent.to_string(),
+                            kind: CallKind::Llm,
+                            args: call.arguments.clone(),
+                        };
+                        self.run_tool(&call_request, "llm", &mut pending).await?
+                    }
+                };
+                request.transcript.push(ToolExchange {
+                    round,
+                    call_id: call
+                        .id
+                        .clone()
+                        .unwrap_or_else(|| format!("call_{round}_{}", call.name)),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    result: match result {
+                        Ok(value) => value.to_string(),
+                        Err(error) => format!("Error: {error}"),
+                    },
+                });
+            }
+            if reply.needs_tool_results && !reply.tool_calls.is_empty() && round < MAX_TOOL_ROUNDS {
+                continue;
+            }
+            break reply;
+        };
         let body = reply.body.clone();
         let empty = match &body {
             Value::String(s) => s.trim().is_empty(),
@@ -1267,7 +1347,7 @@ impl<'a> Engine<'a> {
         request: &CallRequest,
         kind: &str,
         pending: &mut BTreeMap<String, Pending>,
-    ) -> Result<Option<Value>, TurnFailure> {
+    ) -> Result<Result<Value, String>, TurnFailure> {
         let channel = self.state.context.clone();
         let policy = self.policy.clone();
         let mut answers = std::mem::take(&mut self.state.user.tool_responses);
@@ -1291,8 +1371,9 @@ impl<'a> Engine<'a> {
             });
         }
         match result {
-            Ok(CallOutcome::Returned { value, .. }) => Ok(Some(value)),
-            Ok(CallOutcome::Raised { .. }) | Err(WorkerError::Timeout(_)) => Ok(None),
+            Ok(CallOutcome::Returned { value, .. }) => Ok(Ok(value)),
+            Ok(CallOutcome::Raised { error, .. }) => Ok(Err(error)),
+            Err(e @ WorkerError::Timeout(_)) => Ok(Err(e.to_string())),
             Err(e) => Err(TurnFailure(e.to_string())),
         }
     }
@@ -1343,8 +1424,9 @@ impl<'a> Engine<'a> {
             };
             match &tool.outcome {
                 Some(outcome) => self.outcome_call(&request, outcome, pending).await?,
+                // A raised auto tool is already reported; the turn goes on (§5.4 step 5).
                 None => {
-                    self.run_tool(&request, "auto", pending).await?;
+                    let _ = self.run_tool(&request, "auto", pending).await?;
                 }
             }
         }
@@ -1414,8 +1496,8 @@ impl<'a> Engine<'a> {
                 let c = count.unwrap_or(0) + 1;
                 write(pending, &attempts_key, json!(c));
                 match self.run_tool(request, "auto", pending).await? {
-                    None => Some("tool_execution_failed"),
-                    Some(result) => {
+                    Err(_) => Some("tool_execution_failed"),
+                    Ok(result) => {
                         let value = result.get(&result_field).cloned().unwrap_or(Value::Null);
                         if outcome
                             .values
@@ -1441,6 +1523,36 @@ impl<'a> Engine<'a> {
             });
         }
         Ok(())
+    }
+}
+
+/// The JSON Schema of a Python annotation, as AG2 derives it (loosely: an
+/// unknown or missing annotation accepts anything).
+fn annotation_schema(annotation: Option<&str>) -> Value {
+    let Some(text) = annotation.map(str::trim) else {
+        return json!({});
+    };
+    let nullable = text.contains("None") || text.starts_with("Optional[");
+    let base = text
+        .trim_start_matches("Optional[")
+        .split('|')
+        .map(str::trim)
+        .find(|part| *part != "None")
+        .unwrap_or("")
+        .trim_end_matches(']');
+    let head = base.split('[').next().unwrap_or("").trim();
+    let schema = match head {
+        "str" => json!({"type": "string"}),
+        "int" => json!({"type": "integer"}),
+        "float" => json!({"type": "number"}),
+        "bool" => json!({"type": "boolean"}),
+        "list" | "List" | "tuple" | "Sequence" => json!({"type": "array"}),
+        "dict" | "Dict" | "Mapping" => json!({"type": "object"}),
+        _ => json!({}),
+    };
+    match (nullable, schema.get("type").cloned()) {
+        (true, Some(t)) => json!({"type": [t, "null"]}),
+        _ => schema,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod events;
 pub mod expr;
 pub mod history;
+pub mod openai;
 pub mod outputs;
 pub mod python;
 pub mod scenario;

@@ -448,3 +448,112 @@ fn synth_named(bundle: &Bundle, name: &str, tested: &[Value], depth: usize) -> V
         },
     }
 }
+
+/// The provider response schema of a registry model (OpenAI `json_schema`
+/// with `strict`), or `None` when the model cannot be made strict (an open
+/// mapping or an untyped list inside), as mozaiks decides (§1.5 d).
+pub fn strict_schema(bundle: &Bundle, model: &str) -> Option<Value> {
+    schema_named(bundle, model, 0)
+}
+
+fn schema_named(bundle: &Bundle, name: &str, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let Some(def) = bundle.model(name) else {
+        return schema_type(bundle, name, None, &[], &[], depth);
+    };
+    match def.kind {
+        ModelKind::Literal => Some(serde_json::json!({
+            "enum": def.values.iter().map(yaml_to_json).collect::<Vec<_>>()
+        })),
+        ModelKind::Union => {
+            let variants: Vec<&str> = def.variants.iter().map(|v| v.as_str()).collect();
+            schema_union(bundle, &variants, depth)
+        }
+        ModelKind::Model => {
+            let mut properties = Map::new();
+            for f in &def.fields {
+                let variants: Vec<&str> = f.variants.iter().map(|v| v.as_str()).collect();
+                let values: Vec<Value> = f.values.iter().map(yaml_to_json).collect();
+                let schema = schema_type(
+                    bundle,
+                    f.field_type.as_ref().map_or("str", |t| t.as_str()),
+                    f.items.as_ref().map(|i| i.as_str()),
+                    &variants,
+                    &values,
+                    depth + 1,
+                )?;
+                properties.insert(f.name.text.clone(), schema);
+            }
+            let required: Vec<Value> = def
+                .fields
+                .iter()
+                .map(|f| Value::String(f.name.text.clone()))
+                .collect();
+            Some(serde_json::json!({
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": false,
+            }))
+        }
+    }
+}
+
+fn nullable(schema: Value) -> Value {
+    serde_json::json!({"anyOf": [schema, {"type": "null"}]})
+}
+
+fn schema_union(bundle: &Bundle, variants: &[&str], depth: usize) -> Option<Value> {
+    let optional = variants
+        .iter()
+        .any(|v| v.eq_ignore_ascii_case("null") || v.eq_ignore_ascii_case("none"));
+    let mut any = Vec::new();
+    for v in variants
+        .iter()
+        .filter(|v| !v.eq_ignore_ascii_case("null") && !v.eq_ignore_ascii_case("none"))
+    {
+        any.push(schema_named(bundle, v, depth + 1)?);
+    }
+    if optional {
+        any.push(serde_json::json!({"type": "null"}));
+    }
+    Some(serde_json::json!({ "anyOf": any }))
+}
+
+fn schema_type(
+    bundle: &Bundle,
+    field_type: &str,
+    items: Option<&str>,
+    variants: &[&str],
+    values: &[Value],
+    depth: usize,
+) -> Option<Value> {
+    use serde_json::json;
+    Some(match field_type {
+        "str" | "string" => json!({"type": "string"}),
+        "int" | "integer" => json!({"type": "integer"}),
+        "float" => json!({"type": "number"}),
+        "bool" => json!({"type": "boolean"}),
+        "optional_str" | "Optional[str]" => nullable(json!({"type": "string"})),
+        // Open mappings and untyped lists cannot be strict.
+        "dict" | "Dict" | "optional_dict" | "List" => return None,
+        "list" => json!({"type": "array", "items": schema_named(bundle, items?, depth + 1)?}),
+        "optional_list" => {
+            nullable(json!({"type": "array", "items": schema_named(bundle, items?, depth + 1)?}))
+        }
+        "literal" => json!({ "enum": values }),
+        "union" => schema_union(bundle, variants, depth)?,
+        other => match other
+            .strip_prefix("list[")
+            .and_then(|r| r.strip_suffix(']'))
+        {
+            Some(inner) => {
+                json!({"type": "array", "items": schema_named(bundle, inner, depth + 1)?})
+            }
+            None if bundle.model(other).is_some() => schema_named(bundle, other, depth + 1)?,
+            None => return None,
+        },
+    })
+}

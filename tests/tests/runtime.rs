@@ -253,6 +253,7 @@ impl mzk_runtime::backend::ModelBackend for Recording {
                 body,
                 tool_calls: Vec::new(),
                 synthetic: false,
+                needs_tool_results: false,
             })
         })
     }

@@ -359,6 +359,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     auto_tool_call: tool.bool("auto_tool_call").unwrap_or(false),
                     bind_to_agent: tool.bool("bind_to_agent").unwrap_or(true),
                     ui_component: tool.obj("ui").and_then(|u| l.field(u, "component")),
+                    description: l.field(tool, "description"),
                     outcome: tool.obj("outcome").map(|o| Outcome {
                         range: o.range,
                         context_key: l.field(o, "context_key"),

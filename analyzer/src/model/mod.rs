@@ -277,6 +277,8 @@ pub struct Tool {
     pub bind_to_agent: bool,
     pub outcome: Option<Outcome>,
     pub ui_component: Option<Name>,
+    /// What the model is told the tool does.
+    pub description: Option<Name>,
 }
 
 #[derive(Debug, Clone)]

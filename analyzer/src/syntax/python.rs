@@ -24,6 +24,8 @@ pub struct Param {
     pub kind: ParamKind,
     pub has_default: bool,
     pub range: TextRange,
+    /// The annotation as written (`str`, `list[str] | None`), if any.
+    pub annotation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -617,11 +619,15 @@ fn function(node: Node<'_>, src: &str) -> Option<Function> {
             if kind == ParamKind::VarPositional {
                 keyword_only = true;
             }
+            let annotation = p
+                .child_by_field_name("type")
+                .map(|t| text(t, src).to_string());
             params.push(Param {
                 name: text(ident, src).to_string(),
                 kind,
                 has_default,
                 range: range(p),
+                annotation,
             });
         }
     }

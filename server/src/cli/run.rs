@@ -11,6 +11,7 @@ use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::Analysis;
 use mzk_runtime::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
 use mzk_runtime::history::{self, History};
+use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
 use mzk_runtime::{Engine, Event, EventSink, RunOptions, RunState};
@@ -29,9 +30,21 @@ pub struct RunArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "", require_equals = true)]
     smoke: Option<String>,
     /// The model: `synthetic` (offline stand-in, the default without a
-    /// scenario) or `scenario` (the default with one).
+    /// scenario), `scenario` (the default with one) or `openai` (an
+    /// OpenAI-compatible endpoint).
     #[arg(long, value_enum)]
     backend: Option<BackendKind>,
+    /// openai: the endpoint up to /v1 (default: MZK_OPENAI_BASE_URL,
+    /// OPENAI_BASE_URL, else https://api.openai.com/v1). The key is read from
+    /// MZK_OPENAI_API_KEY or OPENAI_API_KEY.
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// openai: the model name (default: MZK_MODEL or OPENAI_MODEL).
+    #[arg(long)]
+    model: Option<String>,
+    /// openai: seconds one request may take.
+    #[arg(long, default_value_t = 120.0)]
+    model_timeout: f64,
     /// A JSON object that seeds the initial context.
     #[arg(long, value_name = "FILE.json")]
     context: Option<PathBuf>,
@@ -69,6 +82,7 @@ pub struct RunArgs {
 pub enum BackendKind {
     Synthetic,
     Scenario,
+    Openai,
 }
 
 #[derive(clap::Args, Debug)]
@@ -236,6 +250,16 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
         (BackendKind::Synthetic, _) => Box::new(SyntheticBackend::new(bundle)),
+        (BackendKind::Openai, _) => {
+            let timeout = Duration::from_secs_f64(args.model_timeout.clamp(0.001, 86_400.0));
+            match OpenAiConfig::resolve(args.endpoint.clone(), args.model.clone(), timeout) {
+                Ok(config) => Box::new(OpenAiBackend::new(config, bundle)),
+                Err(e) => {
+                    eprintln!("mzk: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
     };
     let db_path = args
         .db
