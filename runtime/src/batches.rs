@@ -236,25 +236,23 @@ async fn run_task(
             task_kind: task.kind.clone(),
             transcript: Vec::new(),
         };
-        let attempt_failed = |reason: &str, error: String, events: &mut Vec<Event>| {
-            events.push(Event::TaskAttemptFailed {
-                batch: batch_id.clone(),
-                task: task.id.clone(),
-                attempt,
-                reason: reason.to_string(),
-                error: error.clone(),
-            });
-            error
-        };
         let reply = match tokio::time::timeout(cx.timeout, cx.backend.respond(&request)).await {
             Err(_) => {
                 let e = format!("attempt expired after {} s", cx.timeout.as_secs_f64());
-                last_error = attempt_failed("expired", e, &mut events);
+                last_error =
+                    attempt_failed(&batch_id, &task.id, attempt, "expired", e, &mut events);
                 feedback = Some(format!("[TASK VALIDATION FEEDBACK]\n{}", cut(&last_error)));
                 continue;
             }
             Ok(Err(e)) => {
-                attempt_failed("worker_failed", e, &mut events);
+                attempt_failed(
+                    &batch_id,
+                    &task.id,
+                    attempt,
+                    "worker_failed",
+                    e,
+                    &mut events,
+                );
                 last_error = "internal_error".into();
                 feedback = Some(format!("[TASK VALIDATION FEEDBACK]\n{last_error}"));
                 continue;
@@ -265,8 +263,14 @@ async fn run_task(
             Some(m) => match outputs::validate(cx.bundle, m, &reply.body) {
                 Ok(data) => data,
                 Err(e) => {
-                    last_error =
-                        attempt_failed("structured_output_validation_failed", e, &mut events);
+                    last_error = attempt_failed(
+                        &batch_id,
+                        &task.id,
+                        attempt,
+                        "structured_output_validation_failed",
+                        e,
+                        &mut events,
+                    );
                     feedback = Some(format!("[TASK VALIDATION FEEDBACK]\n{}", cut(&last_error)));
                     continue;
                 }
@@ -294,7 +298,14 @@ async fn run_task(
             });
         if let Some(rejection) = mismatch {
             let candidate = Value::Object(output.clone());
-            attempt_failed("output_rejected", rejection.clone(), &mut events);
+            attempt_failed(
+                &batch_id,
+                &task.id,
+                attempt,
+                "output_rejected",
+                rejection.clone(),
+                &mut events,
+            );
             if last_rejection.as_deref() == Some(rejection.as_str()) {
                 let failure = Failure {
                     kind: "output_rejected",
@@ -350,6 +361,31 @@ async fn run_task(
     (events, Err(failure))
 }
 
+fn write_status(out: &mut BatchRun, key: Option<&str>, status: &str) {
+    if let Some(k) = key {
+        out.writes.push((k.to_string(), json!(status)));
+    }
+}
+
+/// Records a failed attempt and returns its error.
+fn attempt_failed(
+    batch: &str,
+    task: &str,
+    attempt: u32,
+    reason: &str,
+    error: String,
+    events: &mut Vec<Event>,
+) -> String {
+    events.push(Event::TaskAttemptFailed {
+        batch: batch.to_string(),
+        task: task.to_string(),
+        attempt,
+        reason: reason.to_string(),
+        error: error.clone(),
+    });
+    error
+}
+
 /// JSON with object keys sorted (the envelope is printed key-sorted).
 fn sorted(v: &Value) -> Value {
     match v {
@@ -394,13 +430,8 @@ pub async fn run(
         writes: Vec::new(),
         error: None,
     };
-    let write_status = |out: &mut BatchRun, status: &str| {
-        if let Some(k) = &status_key {
-            out.writes.push((k.clone(), json!(status)));
-        }
-    };
     if let Err(e) = validate_graph(&batch_id, &tasks) {
-        write_status(&mut out, "failed");
+        write_status(&mut out, status_key.as_deref(), "failed");
         out.error = Some(e);
         return out;
     }
@@ -444,7 +475,7 @@ pub async fn run(
             depends_on: t.depends_on.clone(),
         });
     }
-    write_status(&mut out, "running");
+    write_status(&mut out, status_key.as_deref(), "running");
     let cx = TaskContext {
         bundle,
         backend,
@@ -492,18 +523,23 @@ pub async fn run(
         if wave.is_empty() {
             break;
         }
-        let results: Vec<(Vec<Event>, Result<Value, Failure>)> =
-            stream::iter(wave.iter().map(|t| {
+        let results: Vec<(Vec<Event>, Result<Value, Failure>)> = {
+            // The futures are built first: a lazy `map` closure held
+            // across the await would make the future not Send.
+            let mut attempts = Vec::with_capacity(wave.len());
+            for t in &wave {
                 let deps: Map<String, Value> = t
                     .depends_on
                     .iter()
                     .filter_map(|d| completed.get(d).map(|o| (d.clone(), o.clone())))
                     .collect();
-                run_task(&cx, t, deps)
-            }))
-            .buffered(batch.execution.concurrency.max(1))
-            .collect()
-            .await;
+                attempts.push(run_task(&cx, t, deps));
+            }
+            stream::iter(attempts)
+                .buffered(batch.execution.concurrency.max(1))
+                .collect()
+                .await
+        };
         for (t, (events, result)) in wave.iter().zip(results) {
             out.events.extend(events);
             done.insert(t.id.clone());
@@ -542,7 +578,7 @@ pub async fn run(
                     results_json(&batch_id, "running", &tasks, &completed, &failed, batch, k),
                 ));
             }
-            write_status(&mut out, "running");
+            write_status(&mut out, status_key.as_deref(), "running");
         }
     }
     let status = match (&first_failure, policy) {
@@ -557,7 +593,7 @@ pub async fn run(
             results_json(&batch_id, status, &tasks, &completed, &failed, batch, k),
         ));
     }
-    write_status(&mut out, status);
+    write_status(&mut out, status_key.as_deref(), status);
     out.events.push(Event::BatchFinished {
         batch: batch_id.clone(),
         status: status.into(),

@@ -699,15 +699,16 @@ impl<'a> Engine<'a> {
         if let Some(index) = rule {
             self.state.rules.push(index);
         }
-        let kind = |rule: Option<usize>, bundle: &Bundle| {
-            rule.and_then(|i| bundle.rules.iter().find(|r| r.index == i))
-                .map(|r| match r.transition_type {
-                    TransitionType::AfterTurn => "after_turn",
-                    TransitionType::Condition => "condition",
-                })
-                .unwrap_or("none")
-                .to_string()
-        };
+        // Plain values, not closures: the future stays Send (no
+        // higher-ranked closures held across awaits).
+        let kind = rule
+            .and_then(|i| self.bundle.rules.iter().find(|r| r.index == i))
+            .map(|r| match r.transition_type {
+                TransitionType::AfterTurn => "after_turn",
+                TransitionType::Condition => "condition",
+            })
+            .unwrap_or("none")
+            .to_string();
         match next {
             Next::NoMatch => {
                 self.fail("no_transition_matched", "no_transition_matched", None)
@@ -719,7 +720,7 @@ impl<'a> Engine<'a> {
                     from: from.to_string(),
                     to: "terminate".into(),
                     rule,
-                    kind: kind(rule, self.bundle),
+                    kind: kind.clone(),
                 });
                 if reason == "workflow_failed" {
                     let failure_message = self
@@ -747,7 +748,7 @@ impl<'a> Engine<'a> {
                     from: from.to_string(),
                     to: "user".into(),
                     rule,
-                    kind: kind(rule, self.bundle),
+                    kind: kind.clone(),
                 });
                 self.pause(from).await;
                 None
@@ -757,7 +758,7 @@ impl<'a> Engine<'a> {
                     from: from.to_string(),
                     to: next.clone(),
                     rule,
-                    kind: kind(rule, self.bundle),
+                    kind: kind.clone(),
                 });
                 Some(next)
             }
@@ -1453,21 +1454,10 @@ impl<'a> Engine<'a> {
             .map_or("status", |f| f.text.as_str())
             .to_string();
         let max_attempts = outcome.max_attempts.max(1) as i64;
-        let read =
-            |pending: &BTreeMap<String, Pending>, k: &str, ctx: &Map<String, Value>| match pending
-                .get(k)
-            {
-                Some(Pending::Set(v, _)) => v.clone(),
-                Some(Pending::Delete(_)) => Value::Null,
-                None => ctx.get(k).cloned().unwrap_or(Value::Null),
-            };
-        let previous = read(pending, &key, &self.state.context);
-        let count = read(pending, &attempts_key, &self.state.context);
+        let previous = pending_value(pending, &self.state.context, &key);
+        let count = pending_value(pending, &self.state.context, &attempts_key);
         let writer = self.policy.tool_writer(&key).to_string();
-        let write = |pending: &mut BTreeMap<String, Pending>, k: &str, v: Value| {
-            pending.insert(k.to_string(), Pending::Set(v, writer.clone()));
-        };
-        write(pending, &key, json!(error_value));
+        set_pending(pending, &key, json!(error_value), &writer);
         let count = match &count {
             Value::Null => Some(0),
             Value::Number(n) => n.as_i64().filter(|c| *c >= 0),
@@ -1475,7 +1465,7 @@ impl<'a> Engine<'a> {
         };
         let refusal = match count {
             None => {
-                write(pending, &attempts_key, json!(max_attempts));
+                set_pending(pending, &attempts_key, json!(max_attempts), &writer);
                 Some("invalid_attempt_state")
             }
             Some(c) if c >= max_attempts => Some("attempts_exhausted"),
@@ -1494,7 +1484,7 @@ impl<'a> Engine<'a> {
             Some(code) => Some(code),
             None => {
                 let c = count.unwrap_or(0) + 1;
-                write(pending, &attempts_key, json!(c));
+                set_pending(pending, &attempts_key, json!(c), &writer);
                 match self.run_tool(request, "auto", pending).await? {
                     Err(_) => Some("tool_execution_failed"),
                     Ok(result) => {
@@ -1524,6 +1514,23 @@ impl<'a> Engine<'a> {
         }
         Ok(())
     }
+}
+
+/// A key's value as this turn sees it: pending writes over the channel.
+fn pending_value(
+    pending: &BTreeMap<String, Pending>,
+    ctx: &Map<String, Value>,
+    key: &str,
+) -> Value {
+    match pending.get(key) {
+        Some(Pending::Set(v, _)) => v.clone(),
+        Some(Pending::Delete(_)) => Value::Null,
+        None => ctx.get(key).cloned().unwrap_or(Value::Null),
+    }
+}
+
+fn set_pending(pending: &mut BTreeMap<String, Pending>, key: &str, value: Value, writer: &str) {
+    pending.insert(key.to_string(), Pending::Set(value, writer.to_string()));
 }
 
 /// The JSON Schema of a Python annotation, as AG2 derives it (loosely: an

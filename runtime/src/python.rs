@@ -72,7 +72,7 @@ impl std::fmt::Display for WorkerError {
 }
 
 /// The runner's side of `context_variables` inside a call.
-pub trait ContextAccess {
+pub trait ContextAccess: Send {
     fn get(&mut self, key: &str) -> Option<Value>;
     fn set(&mut self, key: &str, value: Value) -> Result<(), String>;
     fn delete(&mut self, key: &str) -> Result<(), String>;

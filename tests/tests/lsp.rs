@@ -17,8 +17,10 @@ struct Client {
     writer: DuplexStream,
     incoming: mpsc::UnboundedReceiver<Value>,
     next_id: i64,
-    /// Requests the server sent us (each answered with a null result).
+    /// Requests the server sent us (each answered with a null result, or
+    /// with the result set in `answers` for its method).
     server_requests: Vec<Value>,
+    answers: std::collections::HashMap<String, Value>,
 }
 
 impl Client {
@@ -79,6 +81,7 @@ impl Client {
             incoming,
             next_id: 1,
             server_requests: Vec::new(),
+            answers: Default::default(),
         };
         let init = client.request("initialize", params).await;
         client.notify("initialized", json!({})).await;
@@ -128,7 +131,9 @@ impl Client {
             .expect("the server answers")
             .expect("the stream is open");
         if message.get("method").is_some() && message.get("id").is_some() {
-            self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": null}))
+            let method = message["method"].as_str().unwrap_or("");
+            let result = self.answers.get(method).cloned().unwrap_or(Value::Null);
+            self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
                 .await;
             self.server_requests.push(message.clone());
         }
@@ -905,20 +910,16 @@ async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
     let graph = graph.as_str().unwrap();
     assert!(graph.starts_with("flowchart TD\n"), "{graph}");
     assert!(graph.contains("[\"ClassifierAgent\"]"), "{graph}");
+    // Running needs a model: the bundle has no scenario, and the synthetic
+    // model needs no configuration, so the lens starts a run.
     let run = &lenses[0]["command"];
-    let refused = client
-        .request_raw(
+    let started = client
+        .request(
             "workspace/executeCommand",
             json!({"command": run["command"], "arguments": run["arguments"]}),
         )
         .await;
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not available yet"),
-        "{refused}"
-    );
+    assert!(started["runId"].is_string(), "{started}");
     let agent_lenses = client
         .request(
             "textDocument/codeLens",
@@ -1124,5 +1125,220 @@ async fn ten_thousand_random_edits_with_requests_and_cancellations() {
             "memory grew from {before} KiB to {after} KiB over {edits} edits"
         );
     }
+    client.stop(server).await;
+}
+
+/// Collects server messages until one satisfies `done`.
+async fn collect_until(client: &mut Client, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let message = client.next().await;
+        let finished = done(&message);
+        seen.push(message);
+        if finished {
+            return seen;
+        }
+    }
+}
+
+fn run_events(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "mzk/runEvent")
+        .map(|m| m["params"]["event"]["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn shows(message: &Value, text: &str) -> bool {
+    message["method"] == "window/showMessage"
+        && message["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(text)
+}
+
+#[tokio::test]
+async fn runs_from_the_editor_stream_events_ask_the_user_and_can_be_cancelled() {
+    let root = std::env::temp_dir().join(format!("mzk-lsp-{}-runs", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("PauseResume");
+    mzk_tests::copy_dir(
+        &mzk_tests::repo().join("tests/fixtures/runtime/PauseResume"),
+        &dir,
+    );
+    std::fs::write(
+        dir.join("model.yaml"),
+        "responses:\n  A: [question?, again?]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("slow.yaml"),
+        "responses:\n  A: [{text: late, delay: 30}]\n",
+    )
+    .unwrap();
+    let (mut client, server, _) = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {"window": {"workDoneProgress": true}},
+        "initializationOptions": {"run": {"backend": "synthetic"}},
+    }))
+    .await;
+    let folder = dir.to_string_lossy().to_string();
+    let scenario = json!({"scenario": dir.join("model.yaml").to_string_lossy()});
+
+    // 1. The client answers the pause: the run completes in one go.
+    client
+        .answers
+        .insert("mzk/askUser".into(), json!({"text": "yes"}));
+    let started = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.runWorkflow", "arguments": [folder, scenario]}),
+        )
+        .await;
+    let run_id = started["runId"].as_str().unwrap().to_string();
+    let messages = collect_until(&mut client, |m| shows(m, "completed")).await;
+    assert_eq!(
+        run_events(&messages),
+        [
+            "run_started",
+            "transition",
+            "turn_started",
+            "prompt",
+            "model_response",
+            "transition",
+            "paused",
+            "run_finished",
+            "user_message",
+            "transition",
+            "run_finished"
+        ]
+    );
+    assert!(messages
+        .iter()
+        .filter(|m| m["method"] == "mzk/runEvent")
+        .all(|m| m["params"]["runId"] == run_id.as_str()));
+    let ask = client
+        .server_requests
+        .iter()
+        .find(|r| r["method"] == "mzk/askUser")
+        .expect("asked");
+    assert_eq!(ask["params"]["prompt"], "A asks: question?");
+    assert!(client
+        .server_requests
+        .iter()
+        .any(|r| r["method"] == "window/workDoneProgress/create"));
+    let progress: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["method"] == "$/progress")
+        .map(|m| m["params"]["value"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(progress.first(), Some(&"begin"));
+    assert_eq!(progress.last(), Some(&"end"));
+    assert!(progress.contains(&"report"));
+    let summary = messages.last().unwrap()["params"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        summary,
+        format!("mzk: run {run_id} of PauseResume: completed (workflow_complete) after 3 turns")
+    );
+
+    // 2. No answer: the server says how to reply, and mzk.reply continues the run.
+    client
+        .answers
+        .insert("mzk/askUser".into(), json!({"text": null}));
+    let started = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.runFromAgent", "arguments": [folder, "A", scenario]}),
+        )
+        .await;
+    let run_id = started["runId"].as_str().unwrap().to_string();
+    collect_until(&mut client, |m| shows(m, "waits for your reply")).await;
+    collect_until(&mut client, |m| shows(m, "paused (awaiting_user_input)")).await;
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.reply", "arguments": [run_id, "yes"]}),
+        )
+        .await;
+    let messages = collect_until(&mut client, |m| shows(m, "completed")).await;
+    assert_eq!(
+        run_events(&messages).first().map(String::as_str),
+        Some("user_message")
+    );
+
+    // 3. Cancelled mid-turn: interrupted, and the history keeps it.
+    let started = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.runWorkflow", "arguments": [folder, {"scenario": dir.join("slow.yaml").to_string_lossy()}]}),
+        )
+        .await;
+    let slow = started["runId"].as_str().unwrap().to_string();
+    collect_until(&mut client, |m| {
+        m["method"] == "mzk/runEvent" && m["params"]["event"]["type"] == "prompt"
+    })
+    .await;
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.cancelRun", "arguments": [slow]}),
+        )
+        .await;
+    collect_until(&mut client, |m| shows(m, "interrupted")).await;
+    let history = mzk_runtime::history::History::open(&dir.join(".mzk/runs.db")).unwrap();
+    let runs = history.list(10).unwrap();
+    let statuses: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|r| (r.id.as_str(), r.status.as_str()))
+        .collect();
+    assert!(
+        statuses.contains(&(slow.as_str(), "interrupted")),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&(run_id.as_str(), "completed")),
+        "{statuses:?}"
+    );
+
+    // Unknown runs and bundles with errors are refused with a reason.
+    let refused = client
+        .request_raw(
+            "workspace/executeCommand",
+            json!({"command": "mzk.reply", "arguments": ["nope", "x"]}),
+        )
+        .await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no run `nope`"),
+        "{refused}"
+    );
+    std::fs::write(dir.join("orchestrator.yaml"), "schema_version: mozaiks.orchestrator.v1\nworkflow_name: PauseResume\nworkflow_startup_mode: Sometimes\n").unwrap();
+    let orchestrator = uri(&dir.join("orchestrator.yaml"));
+    client
+        .open(
+            &orchestrator,
+            1,
+            &std::fs::read_to_string(dir.join("orchestrator.yaml")).unwrap(),
+        )
+        .await;
+    client.diagnostics(&orchestrator, Some(1)).await;
+    let refused = client
+        .request_raw(
+            "workspace/executeCommand",
+            json!({"command": "mzk.runWorkflow", "arguments": [folder]}),
+        )
+        .await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("error"),
+        "{refused}"
+    );
     client.stop(server).await;
 }

@@ -9,10 +9,47 @@ export const SERVER_COMMANDS = [
   "mzk.runFromAgent",
   "mzk.showGraph",
   "mzk.showPrompt",
+  "mzk.reply",
+  "mzk.cancelRun",
 ] as const;
 /** The commands that act on one agent: from the palette they ask which. */
 export const AGENT_COMMANDS = ["mzk.runFromAgent", "mzk.showPrompt"];
-export const RUN_COMMANDS = ["mzk.runWorkflow", "mzk.runFromAgent"];
+export const RUN_COMMANDS = ["mzk.runWorkflow", "mzk.runFromAgent", "mzk.reply"];
+/** The commands that act on a run of this session, not on a bundle. */
+export const RUN_ID_COMMANDS = ["mzk.reply", "mzk.cancelRun"];
+
+/** What the extension remembers of runs from their `mzk/runEvent` stream. */
+export class RunTracker {
+  /** The newest run still going. */
+  active: string | undefined;
+  /** The newest run waiting for the user. */
+  paused: string | undefined;
+
+  /** Follows one `mzk/runEvent` notification; returns a line for the output. */
+  observe(params: { runId?: string; event?: { type?: string; status?: string } }): string {
+    const id = params?.runId;
+    const event = params?.event ?? {};
+    if (id && event.type === "run_started") this.active = id;
+    if (id && event.type === "user_message") this.active = id;
+    if (id && event.type === "run_finished") {
+      if (event.status === "paused") this.paused = id;
+      else if (this.paused === id) this.paused = undefined;
+      if (this.active === id) this.active = undefined;
+    }
+    return `[run ${id ?? "?"}] ${JSON.stringify(event)}`;
+  }
+}
+
+/**
+ * The arguments of a run command given a scenario the user picked (or none:
+ * the configured model). A lens or the palette supplies the rest.
+ */
+export function withScenario(args: unknown[], scenario: string | undefined): unknown[] {
+  if (!scenario || args.some((a) => typeof a === "object" && a !== null)) {
+    return args;
+  }
+  return [...args, { scenario }];
+}
 
 export type Mapped = { args: unknown[] } | { error: string };
 
@@ -27,9 +64,20 @@ export function commandArguments(
   activeFile: string | undefined,
   exists: (p: string) => boolean,
   agent?: string,
+  runs?: RunTracker,
+  reply?: string,
 ): Mapped {
   if (given.length > 0) {
     return { args: given };
+  }
+  if (command === "mzk.reply") {
+    if (!runs?.paused) return { error: "No run of this session is waiting for a reply." };
+    if (reply === undefined) return { error: "Type the reply." };
+    return { args: [runs.paused, reply] };
+  }
+  if (command === "mzk.cancelRun") {
+    if (!runs?.active) return { error: "No run of this session is running." };
+    return { args: [runs.active] };
   }
   const bundle = activeFile ? bundleOf(activeFile, exists) : undefined;
   if (!bundle) {

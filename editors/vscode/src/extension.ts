@@ -6,6 +6,7 @@
 
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -14,7 +15,14 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
-import { AGENT_COMMANDS, allowed, commandArguments, RUN_COMMANDS } from "./commands";
+import {
+  AGENT_COMMANDS,
+  allowed,
+  commandArguments,
+  RUN_COMMANDS,
+  RunTracker,
+  withScenario,
+} from "./commands";
 import { graphHtml } from "./graph";
 import { bundleOf, DOCUMENT_PATTERNS } from "./paths";
 import { resolveServer } from "./server";
@@ -22,6 +30,7 @@ import { resolveServer } from "./server";
 const INSTALL_URL = "https://github.com/OWNER/mzk/blob/main/editors/vscode/README.md#install";
 
 let client: LanguageClient | undefined;
+const runs = new RunTracker();
 let output: vscode.LogOutputChannel;
 
 const exists = (p: string) => fs.existsSync(p);
@@ -40,8 +49,9 @@ function settings() {
     path: config.get<string>("server.path", ""),
     extraArgs: config.get<string[]>("server.extraArgs", []),
     run: {
-      backend: config.get<string>("run.backend", "scenario"),
+      backend: config.get<string>("run.backend", "synthetic"),
       endpoint: config.get<string>("run.endpoint", ""),
+      model: config.get<string>("run.model", ""),
     },
   };
 }
@@ -90,16 +100,37 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
           });
           if (!agent) return undefined;
         }
+        let reply: string | undefined;
+        if (command === "mzk.reply" && args.length === 0 && runs.paused) {
+          reply = await vscode.window.showInputBox({ prompt: `Reply to run ${runs.paused}`, ignoreFocusOut: true });
+          if (reply === undefined) return undefined;
+        }
         const mapped = commandArguments(
           command,
           args,
           vscode.window.activeTextEditor?.document.uri.fsPath,
           exists,
           agent,
+          runs,
+          reply,
         );
         if ("error" in mapped) {
           void vscode.window.showWarningMessage(`mzk: ${mapped.error}`);
           return undefined;
+        }
+        if (command === "mzk.runWorkflow" || command === "mzk.runFromAgent") {
+          // Scenario files of the bundle can script the run; else the configured model answers.
+          const folder = path.join(String(mapped.args[0]), "scenarios");
+          const files = fs.existsSync(folder)
+            ? fs.readdirSync(folder).filter((f) => /\.(ya?ml|json)$/.test(f)).sort()
+            : [];
+          if (files.length > 0 && !mapped.args.some((a) => typeof a === "object" && a !== null)) {
+            const model = `the configured model (${current.run.backend})`;
+            const picked = await vscode.window.showQuickPick([model, ...files], { placeHolder: "Run with" });
+            if (picked === undefined) return undefined;
+            mapped.args = withScenario(mapped.args, picked === model ? undefined : path.join(folder, picked));
+          }
+          output.show(true);
         }
         try {
           const result = await next(command, mapped.args);
@@ -122,8 +153,8 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   };
   client = new LanguageClient("mzk", "mzk", serverOptions, clientOptions);
   // Runs from the editor: the server streams events and may ask the user.
-  client.onNotification("mzk/runEvent", (event: unknown) => {
-    output.appendLine(typeof event === "string" ? event : JSON.stringify(event));
+  client.onNotification("mzk/runEvent", (params: { runId?: string; event?: { type?: string } }) => {
+    output.appendLine(runs.observe(params));
   });
   client.onRequest("mzk/askUser", async (params: { prompt?: string }) => {
     const text = await vscode.window.showInputBox({

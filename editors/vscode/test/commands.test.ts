@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { allowed, commandArguments, SERVER_COMMANDS } from "../src/commands";
+import { allowed, commandArguments, RunTracker, SERVER_COMMANDS, withScenario } from "../src/commands";
 import { escapeHtml, graphHtml } from "../src/graph";
 
 const desk = path.resolve("/w/Desk");
@@ -52,8 +52,27 @@ test("the manifest contributes every server command, the settings and the activa
   }
   assert.deepEqual(manifest.activationEvents, ["workspaceContains:**/orchestrator.yaml"]);
   const settings = Object.keys(manifest.contributes.configuration.properties);
-  for (const key of ["mzk.server.path", "mzk.server.extraArgs", "mzk.trace.server", "mzk.run.backend", "mzk.run.endpoint"]) {
+  for (const key of ["mzk.server.path", "mzk.server.extraArgs", "mzk.trace.server", "mzk.run.backend", "mzk.run.endpoint", "mzk.run.model"]) {
     assert.ok(settings.includes(key), key);
   }
   assert.equal(manifest.capabilities.untrustedWorkspaces.supported, "limited");
+});
+
+test("reply and cancel act on the runs this session saw", () => {
+  const runs = new RunTracker();
+  assert.ok("error" in commandArguments("mzk.reply", [], undefined, exists, undefined, runs, "yes"));
+  assert.ok("error" in commandArguments("mzk.cancelRun", [], undefined, exists, undefined, runs));
+  runs.observe({ runId: "r1", event: { type: "run_started" } });
+  assert.deepEqual(commandArguments("mzk.cancelRun", [], undefined, exists, undefined, runs), { args: ["r1"] });
+  const line = runs.observe({ runId: "r1", event: { type: "run_finished", status: "paused" } });
+  assert.ok(line.startsWith("[run r1] "));
+  assert.equal(runs.active, undefined);
+  assert.deepEqual(commandArguments("mzk.reply", [], undefined, exists, undefined, runs, "yes"), { args: ["r1", "yes"] });
+  runs.observe({ runId: "r1", event: { type: "user_message" } });
+  runs.observe({ runId: "r1", event: { type: "run_finished", status: "completed" } });
+  assert.equal(runs.paused, undefined);
+  assert.deepEqual(withScenario(["/b"], "/b/scenarios/x.yaml"), ["/b", { scenario: "/b/scenarios/x.yaml" }]);
+  assert.deepEqual(withScenario(["/b", "A"], undefined), ["/b", "A"]);
+  assert.equal(allowed("mzk.reply", false), false);
+  assert.equal(allowed("mzk.cancelRun", false), true);
 });

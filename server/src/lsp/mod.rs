@@ -4,6 +4,7 @@
 //! definition, references and hover come from `analyzer::ide`.
 
 mod framing;
+mod runs;
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -33,8 +34,17 @@ const RUN_WORKFLOW: &str = "mzk.runWorkflow";
 const RUN_FROM_AGENT: &str = "mzk.runFromAgent";
 const SHOW_GRAPH: &str = "mzk.showGraph";
 const SHOW_PROMPT: &str = "mzk.showPrompt";
+const REPLY: &str = "mzk.reply";
+const CANCEL_RUN: &str = "mzk.cancelRun";
 /// The commands the server executes (code lenses, the editor extensions).
-pub const COMMANDS: [&str; 4] = [RUN_WORKFLOW, RUN_FROM_AGENT, SHOW_GRAPH, SHOW_PROMPT];
+pub const COMMANDS: [&str; 6] = [
+    RUN_WORKFLOW,
+    RUN_FROM_AGENT,
+    SHOW_GRAPH,
+    SHOW_PROMPT,
+    REPLY,
+    CANCEL_RUN,
+];
 
 /// An open document.
 struct Document {
@@ -83,6 +93,8 @@ pub struct Backend {
     /// Whether the process ends when the editor's `processId` is gone: only
     /// for the `mzk lsp` process, never for a server embedded in a test.
     exit_with_parent: bool,
+    /// Runs started from the editor.
+    runs: Arc<runs::Runs>,
 }
 
 /// Open documents over the disk: what the editor shows wins.
@@ -576,6 +588,15 @@ impl LanguageServer for Backend {
         if let (true, Some(pid)) = (self.exit_with_parent, params.process_id) {
             tokio::spawn(exit_with_parent(pid));
         }
+        *self.runs.settings.lock().await = runs::RunSettings::from_initialization(
+            params.initialization_options.as_ref(),
+            params
+                .capabilities
+                .window
+                .as_ref()
+                .and_then(|w| w.work_done_progress)
+                .unwrap_or(false),
+        );
         let offered = params
             .capabilities
             .general
@@ -858,7 +879,7 @@ impl LanguageServer for Backend {
 
     /// `mzk.showGraph` answers the bundle's transition graph as Mermaid text,
     /// `mzk.showPrompt` an agent's static prompt with its sizes as Markdown;
-    /// the run commands say plainly that running is not available yet.
+    /// the run commands start, answer and cancel runs (see `runs.rs`).
     async fn execute_command(
         &self,
         params: ExecuteCommandParams,
@@ -872,11 +893,18 @@ impl LanguageServer for Backend {
             SHOW_GRAPH => {
                 let analysis = self.analysis_for_command(SHOW_GRAPH, dir).await?;
                 let graph = TransitionGraph::build(&analysis.bundle);
-                Ok(Some(serde_json::Value::String(mermaid(&analysis.bundle, &graph))))
+                Ok(Some(serde_json::Value::String(mermaid(
+                    &analysis.bundle,
+                    &graph,
+                ))))
             }
             SHOW_PROMPT => {
                 let analysis = self.analysis_for_command(SHOW_PROMPT, dir).await?;
-                let agent = params.arguments.get(1).and_then(|a| a.as_str()).unwrap_or("");
+                let agent = params
+                    .arguments
+                    .get(1)
+                    .and_then(|a| a.as_str())
+                    .unwrap_or("");
                 let Some(found) = analysis.bundle.agent(agent) else {
                     return Err(invalid_params(&format!(
                         "mzk.showPrompt takes the bundle folder and an agent of it; `{agent}` is not one"
@@ -888,13 +916,55 @@ impl LanguageServer for Backend {
                 })?;
                 Ok(Some(serde_json::Value::String(text)))
             }
-            RUN_WORKFLOW | RUN_FROM_AGENT => Err(tower_lsp_server::jsonrpc::Error {
-                // -32803: the LSP code for "the request was valid but could not be fulfilled".
-                code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(-32803),
-                message: "running workflows is not available yet in this version of mzk: `mzk check` and the editor diagnostics cover validation today".into(),
-                data: None,
-            }),
-            other => Err(invalid_params(&format!("unknown command `{other}` (mzk offers {})", COMMANDS.join(", ")))),
+            RUN_WORKFLOW | RUN_FROM_AGENT => {
+                let analysis = self.analysis_for_command(&params.command, dir).await?;
+                let agent = if params.command == RUN_FROM_AGENT {
+                    match params.arguments.get(1).and_then(|a| a.as_str()) {
+                        Some(agent) => Some(agent.to_string()),
+                        None => {
+                            return Err(invalid_params(
+                                "mzk.runFromAgent takes the bundle folder and an agent of it",
+                            ))
+                        }
+                    }
+                } else {
+                    None
+                };
+                self.runs
+                    .start(self.client.clone(), analysis, agent, &params.arguments)
+                    .await
+                    .map(Some)
+            }
+            REPLY => {
+                let (Some(run_id), Some(text)) = (
+                    params.arguments.first().and_then(|a| a.as_str()),
+                    params.arguments.get(1).and_then(|a| a.as_str()),
+                ) else {
+                    return Err(invalid_params(
+                        "mzk.reply takes the run id and the reply text",
+                    ));
+                };
+                let bundle = self.runs.bundle_of(run_id).await;
+                self.runs
+                    .reply(
+                        self.client.clone(),
+                        self.analysis_for_command(REPLY, bundle),
+                        run_id,
+                        text,
+                    )
+                    .await
+                    .map(Some)
+            }
+            CANCEL_RUN => {
+                let Some(run_id) = params.arguments.first().and_then(|a| a.as_str()) else {
+                    return Err(invalid_params("mzk.cancelRun takes the run id"));
+                };
+                self.runs.cancel(run_id).await.map(Some)
+            }
+            other => Err(invalid_params(&format!(
+                "unknown command `{other}` (mzk offers {})",
+                COMMANDS.join(", ")
+            ))),
         }
     }
 
@@ -1314,6 +1384,7 @@ where
         client,
         state: Arc::new(Mutex::new(State::default())),
         exit_with_parent,
+        runs: Arc::new(runs::Runs::default()),
     });
     // The client's frames pass through the guard (framing.rs) on their way
     // in; the server's output and the guard's answers merge on the way out.
