@@ -6,9 +6,7 @@
 //! compare against a budget skip it when the UTF-8 length alone settles the
 //! question (no token of this encoding is shorter than one byte).
 
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Mutex, OnceLock};
+use crate::memo::{self, Memo};
 
 pub const ENCODING: &str = "o200k_base";
 
@@ -17,34 +15,16 @@ pub fn preload() {
     let _ = bpe_openai::o200k_base();
 }
 
-/// Counts already made, by a hash of the text: the language server sizes
-/// the same prompts after every keystroke, and most of them did not change.
-static MEMO: OnceLock<Mutex<HashMap<(u64, usize), usize>>> = OnceLock::new();
-
-/// Entries kept before the memo starts over (a few hundred KB at most).
-const MEMO_LIMIT: usize = 8192;
+/// Counts already made: the language server sizes the same prompts after
+/// every keystroke, and most of them did not change.
+static MEMO: Memo<usize> = Memo::new(8192);
 
 /// The number of tokens of `text`; special-token spellings count as text.
 pub fn count(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    let key = {
-        let mut h = DefaultHasher::new();
-        text.hash(&mut h);
-        (h.finish(), text.len())
-    };
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(&n) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return n;
-    }
-    let n = count_unmemoized(text);
-    let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
-    if memo.len() >= MEMO_LIMIT {
-        memo.clear();
-    }
-    memo.insert(key, n);
-    n
+    *MEMO.get_or(memo::key([text]), || count_unmemoized(text))
 }
 
 /// As [`count`], always tokenizing (benchmarks measure the tokenizer).

@@ -73,12 +73,18 @@ impl ContextAccess for Ctx {
     }
 }
 
+/// Written once per process: tests run in parallel and must never import a
+/// half-written file.
 fn tools_file() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mzk-worker-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("tools.py");
-    std::fs::write(&file, TOOLS).unwrap();
-    file
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("mzk-worker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("tools.py");
+        std::fs::write(&file, TOOLS).unwrap();
+        file
+    })
+    .clone()
 }
 
 fn request(function: &str, kind: CallKind, args: Value) -> CallRequest {

@@ -7,6 +7,9 @@
 //! configuration sets, so these checks run when it is applied.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::memo::{self, Memo};
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::python::{BindingOwner, BindingTarget};
@@ -100,8 +103,31 @@ fn similarity(a: &[u64], b: &[u64]) -> f64 {
 struct Candidate<'a> {
     agent: &'a str,
     section: &'a PromptSection,
+    runs: Arc<WordRuns>,
+}
+
+/// What the comparison needs of one section's text.
+struct WordRuns {
+    /// Characters once whitespace runs are collapsed to one space.
+    chars: usize,
     words: Vec<u64>,
     shingles: Vec<u64>,
+}
+
+/// Word runs by section text (see `memo`).
+static WORD_RUNS: Memo<WordRuns> = Memo::new(8192);
+
+fn word_runs(text: &str) -> Arc<WordRuns> {
+    WORD_RUNS.get_or(memo::key([text]), || {
+        let spaces = text.split_ascii_whitespace().count().saturating_sub(1);
+        let chars = text.chars().filter(|c| !c.is_ascii_whitespace()).count() + spaces;
+        let words = word_hashes(text);
+        WordRuns {
+            chars,
+            shingles: shingles(&words),
+            words,
+        }
+    })
 }
 
 /// Finds each disjoint set's representative (path halving).
@@ -121,17 +147,12 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
             if section.content.text.len() < limits.duplicate_min_chars {
                 continue;
             }
-            // Characters once whitespace runs are collapsed to one space.
-            let text = &section.content.text;
-            let spaces = text.split_ascii_whitespace().count().saturating_sub(1);
-            let chars = text.chars().filter(|c| !c.is_ascii_whitespace()).count() + spaces;
-            if chars >= limits.duplicate_min_chars {
-                let words = word_hashes(text);
+            let runs = word_runs(&section.content.text);
+            if runs.chars >= limits.duplicate_min_chars {
                 candidates.push(Candidate {
                     agent: &agent.name.text,
-                    shingles: shingles(&words),
-                    words,
                     section,
+                    runs,
                 });
             }
         }
@@ -142,27 +163,27 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
     // candidates ordered by size each one meets only its size neighbours.
     let near = limits.near_duplicate_similarity;
     let mut order: Vec<usize> = (0..candidates.len()).collect();
-    order.sort_by_key(|&i| candidates[i].shingles.len());
+    order.sort_by_key(|&i| candidates[i].runs.shingles.len());
     let mut pairs: HashMap<(usize, usize), (f64, bool)> = HashMap::new();
     let mut parent: Vec<usize> = (0..candidates.len()).collect();
     for (k, &i) in order.iter().enumerate() {
         for &j in &order[k + 1..] {
             let (a, b) = (&candidates[i], &candidates[j]);
-            if near >= 1.0 && a.shingles.len() != b.shingles.len() {
+            if near >= 1.0 && a.runs.shingles.len() != b.runs.shingles.len() {
                 break;
             }
-            if (a.shingles.len() as f64) < near.min(1.0) * b.shingles.len() as f64 {
+            if (a.runs.shingles.len() as f64) < near.min(1.0) * b.runs.shingles.len() as f64 {
                 break;
             }
             if a.agent == b.agent {
                 continue;
             }
-            let identical =
-                a.words == b.words && same_words(&a.section.content.text, &b.section.content.text);
+            let identical = a.runs.words == b.runs.words
+                && same_words(&a.section.content.text, &b.section.content.text);
             let score = if identical {
                 1.0
             } else {
-                similarity(&a.shingles, &b.shingles)
+                similarity(&a.runs.shingles, &b.runs.shingles)
             };
             if identical || (near < 1.0 && score >= near) {
                 pairs.insert((i.min(j), i.max(j)), (score, identical));
@@ -220,7 +241,7 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
             );
             for &o in group.iter().filter(|&&o| o != member) {
                 let copy = &candidates[o];
-                let how = if copy.words == this.words
+                let how = if copy.runs.words == this.runs.words
                     && same_words(&copy.section.content.text, &this.section.content.text)
                 {
                     "the same text"
@@ -348,8 +369,8 @@ fn over_budget(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>
 /// views of real bundles list dozens of variables against prompts of tens
 /// of kilobytes.
 struct AgentUses<'a> {
-    prose: Prose,
-    modules: Vec<&'a HashSet<&'a str>>,
+    prose: Arc<Prose>,
+    modules: Vec<&'a HashSet<String>>,
     routed: HashSet<&'a str>,
 }
 
@@ -359,7 +380,23 @@ struct Prose {
     text: String,
 }
 
+/// Prose by the texts it is made of (see `memo`).
+static PROSE: Memo<Prose> = Memo::new(1024);
+
+/// Quoted words by Python file text.
+static QUOTED: Memo<HashSet<String>> = Memo::new(1024);
+
 impl Prose {
+    fn of(texts: &[&str]) -> Arc<Prose> {
+        PROSE.get_or(memo::key(texts.iter().copied()), || {
+            let mut prose = Prose::default();
+            for t in texts {
+                prose.add(t);
+            }
+            prose
+        })
+    }
+
     fn add(&mut self, text: &str) {
         // A new text never continues the previous one's words.
         self.text.push('\n');
@@ -392,21 +429,22 @@ impl<'a> AgentUses<'a> {
     fn of(
         bundle: &'a Bundle,
         agent: &Agent,
-        quoted_by_file: &'a HashMap<FileId, HashSet<&'a str>>,
+        quoted_by_file: &'a HashMap<FileId, Arc<HashSet<String>>>,
     ) -> AgentUses<'a> {
         let name = agent.name.text.as_str();
-        let mut prose = Prose::default();
+        let mut texts: Vec<&str> = Vec::new();
         for s in agent
             .prompt_sections
             .iter()
             .chain(&agent.prompt_sections_custom)
         {
-            prose.add(&s.heading.text);
-            prose.add(&s.content.text);
+            texts.push(&s.heading.text);
+            texts.push(&s.content.text);
         }
         if let Some(m) = &agent.system_message {
-            prose.add(&m.text);
+            texts.push(&m.text);
         }
+        let prose = Prose::of(&texts);
         let owns = |owner: BindingOwner| match owner {
             BindingOwner::Tool(i) => bundle.tools[i].agents.iter().any(|a| a.text == name),
             BindingOwner::Middleware(i) => bundle.middleware[i]
@@ -423,7 +461,7 @@ impl<'a> AgentUses<'a> {
             .iter()
             .filter(|b| owns(b.owner))
             .filter_map(|b| match b.target {
-                BindingTarget::File(id) => quoted_by_file.get(&id),
+                BindingTarget::File(id) => quoted_by_file.get(&id).map(|q| &**q),
                 _ => None,
             })
             .collect();
@@ -545,11 +583,19 @@ fn filled_at_run_time(bundle: &Bundle, variable: &Variable) -> Option<String> {
 
 /// MZ804 and MZ805, on each entry of each agent view.
 fn exposure(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    let quoted_by_file: HashMap<FileId, HashSet<&str>> = bundle
+    let quoted_by_file: HashMap<FileId, Arc<HashSet<String>>> = bundle
         .bindings
         .iter()
         .filter_map(|b| match b.target {
-            BindingTarget::File(id) => bundle.file(id).map(|f| (id, quoted_words(&f.text))),
+            BindingTarget::File(id) => bundle.file(id).map(|f| {
+                let words = QUOTED.get_or(memo::key([f.text.as_str()]), || {
+                    quoted_words(&f.text)
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect()
+                });
+                (id, words)
+            }),
             _ => None,
         })
         .collect();

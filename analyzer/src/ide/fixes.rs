@@ -197,6 +197,16 @@ fn column(text: &str, offset: usize) -> usize {
 }
 
 /// Adds `name:` with a typed stub as the last entry of `definitions`.
+/// Whether the file is written in flow style (`{...}`, as JSON): block lines
+/// inserted into it would break it, so insertions are not offered there
+/// (the schema-generated property tests found this).
+fn flow_root(text: &str, root: Option<&Node>) -> bool {
+    root.is_some_and(|node| {
+        text.get(node.range.start as usize..)
+            .is_some_and(|rest| rest.starts_with(['{', '[']))
+    })
+}
+
 fn declare_variable(
     analysis: &Analysis,
     name: &str,
@@ -220,6 +230,9 @@ fn declare_variable(
             double_quoted(description)
         )
     };
+    if flow_root(text, root.as_ref()) {
+        return None;
+    }
     let root_map = match &root {
         None => &[][..],
         Some(node) => node
@@ -289,6 +302,9 @@ fn add_fallback(analysis: &Analysis, source: &str) -> Option<TextEdit> {
         return None;
     }
     let (file, text, root) = parsed(analysis, FileKind::TransitionGraph)?;
+    if flow_root(text, root.as_ref()) {
+        return None;
+    }
     let rule = |first: &str, rest: &str| {
         format!(
             "{first}source_agent: {source}\n{rest}target_agent: user\n{rest}transition_type: after_turn\n{rest}transition_target: RevertToUserTarget\n"

@@ -1,0 +1,78 @@
+//! Results computed from a text, kept by a hash of that text. The language
+//! server re-analyses a bundle on every keystroke, and nearly all of its
+//! prompts and Python files did not change: what is derived from them
+//! (token counts, word runs, quoted names) is looked up instead of redone.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A bounded map from a text key to a shared value; it starts over when
+/// full, so memory stays bounded whatever is typed.
+pub struct Memo<V> {
+    cells: OnceLock<Mutex<HashMap<(u64, usize), Arc<V>>>>,
+    limit: usize,
+}
+
+impl<V> Memo<V> {
+    pub const fn new(limit: usize) -> Memo<V> {
+        Memo {
+            cells: OnceLock::new(),
+            limit,
+        }
+    }
+
+    /// The value for `key`, computed by `make` when it is not kept.
+    pub fn get_or(&self, key: (u64, usize), make: impl FnOnce() -> V) -> Arc<V> {
+        let cells = self.cells.get_or_init(Default::default);
+        if let Some(v) = cells.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return v.clone();
+        }
+        let value = Arc::new(make());
+        let mut cells = cells.lock().unwrap_or_else(|e| e.into_inner());
+        if cells.len() >= self.limit {
+            cells.clear();
+        }
+        cells.insert(key, value.clone());
+        value
+    }
+}
+
+/// The key of some texts: a hash of them, in order, and their total length
+/// (two different texts would have to collide on both).
+pub fn key<'t>(texts: impl IntoIterator<Item = &'t str>) -> (u64, usize) {
+    let mut h = DefaultHasher::new();
+    let mut len = 0;
+    for t in texts {
+        t.hash(&mut h);
+        len += t.len();
+    }
+    (h.finish(), len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_by_text_and_bounded() {
+        static MEMO: Memo<usize> = Memo::new(2);
+        let mut made = 0;
+        for t in ["a", "a", "b", "a"] {
+            MEMO.get_or(key([t]), || {
+                made += 1;
+                t.len()
+            });
+        }
+        assert_eq!(made, 2);
+        // A third key starts over.
+        MEMO.get_or(key(["c"]), || 1);
+        let mut again = false;
+        MEMO.get_or(key(["a"]), || {
+            again = true;
+            1
+        });
+        assert!(again);
+        assert_ne!(key(["ab", "c"]), key(["a", "bc"]));
+    }
+}
