@@ -7,10 +7,15 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// A text key: a hash of the texts and their total length.
+pub type Key = (u64, usize);
+
+type Cells<V> = Mutex<HashMap<Key, Arc<V>>>;
+
 /// A bounded map from a text key to a shared value; it starts over when
 /// full, so memory stays bounded whatever is typed.
 pub struct Memo<V> {
-    cells: OnceLock<Mutex<HashMap<(u64, usize), Arc<V>>>>,
+    cells: OnceLock<Cells<V>>,
     limit: usize,
 }
 
@@ -23,7 +28,7 @@ impl<V> Memo<V> {
     }
 
     /// The value for `key`, computed by `make` when it is not kept.
-    pub fn get_or(&self, key: (u64, usize), make: impl FnOnce() -> V) -> Arc<V> {
+    pub fn get_or(&self, key: Key, make: impl FnOnce() -> V) -> Arc<V> {
         let cells = self.cells.get_or_init(Default::default);
         if let Some(v) = cells.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return v.clone();
@@ -40,7 +45,7 @@ impl<V> Memo<V> {
 
 /// The key of some texts: a hash of them, in order, and their total length
 /// (two different texts would have to collide on both).
-pub fn key<'t>(texts: impl IntoIterator<Item = &'t str>) -> (u64, usize) {
+pub fn key<'t>(texts: impl IntoIterator<Item = &'t str>) -> Key {
     let mut h = DefaultHasher::new();
     let mut len = 0;
     for t in texts {
