@@ -40,6 +40,10 @@ class ContextAuthorityError(Exception):
     """A context write the workflow's authority policy refused."""
 
 
+class UIToolError(Exception):
+    """What mozaiks' UI helpers raise; bundle tools catch it."""
+
+
 class ContextVariables:
     """The bridge tools receive as `context_variables` (runtime-semantics §3.4)."""
 
@@ -154,6 +158,7 @@ def _install_ui_shim():
     shim = types.ModuleType(name)
     shim.use_ui_tool = _use_ui_tool
     shim.emit_ui_surface = _emit_ui_surface
+    shim.UIToolError = UIToolError
     try:
         installed = util.find_spec("mozaiksai") is not None
     except (ImportError, ValueError):

@@ -68,7 +68,17 @@ def pip_failed(what, result):
 
 
 def ensure_reference(cache):
-    """Returns (python of the reference venv, folder of the real bundles)."""
+    """Returns (python of the reference venv, folder of the real bundles).
+    Several test processes may ask at once on a fresh machine: one installs
+    while the others wait on the lock."""
+    import fcntl
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_reference(cache)
+
+
+def _ensure_reference(cache):
     venv = cache / "venv"
     python = venv / "bin" / "python"
     ok = python.exists() and run([str(python), "-c", "import mozaiksai, yaml"]).returncode == 0
@@ -260,6 +270,8 @@ def main():
     parser.add_argument("--mzk", type=Path, help="the mzk binary")
     parser.add_argument("--print-corpus", action="store_true",
                         help="install the reference if needed, print the folder of its real bundles, exit")
+    parser.add_argument("--print-python", action="store_true",
+                        help="install the reference if needed, print the Python of its virtualenv, exit")
     parser.add_argument("--count", type=int, default=320, help="random mutants (default 320)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--keep", type=Path, help="write mutants here and keep them")
@@ -268,6 +280,9 @@ def main():
     args = parser.parse_args()
     if args.print_corpus:
         print(ensure_reference(cache_dir())[1])
+        return
+    if args.print_python:
+        print(ensure_reference(cache_dir())[0])
         return
     if args.mzk is None:
         parser.error("--mzk is required")

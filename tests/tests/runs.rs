@@ -139,9 +139,11 @@ fn a_paused_run_resumes_in_another_process_with_its_history() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is completed, not paused"));
 }
 
-#[test]
-fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
-    let (root, bundle) = fixture_copy("Chain", "killed");
+/// Starts `mzk run` on a copy of the Chain fixture whose first tool call
+/// sleeps for a minute; returns the root, the child and the run id once the
+/// call is recorded.
+fn start_slow_run(test: &str) -> (PathBuf, std::process::Child, String) {
+    let (root, bundle) = fixture_copy("Chain", test);
     std::fs::write(
         bundle.join("tools.yaml"),
         "tools:\n  - {agent: A, file: slow.py, function: slow, tool_type: Agent_Tool, description: Sleeps.}\n",
@@ -158,7 +160,7 @@ fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
         "responses:\n  A: [{tool_calls: [{name: slow}], text: waited}]\n  B: [done]\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+    let child = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
         .args([
             "run",
             "Chain",
@@ -171,9 +173,8 @@ fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the tool call is recorded, then kill the runner outright.
     let started = Instant::now();
-    let id = loop {
+    loop {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "the tool call was never recorded"
@@ -191,9 +192,14 @@ fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
         let shown = show(&root, "Chain", &id);
         if event_types(&shown).iter().any(|t| t == "tool_call") {
             assert_eq!(shown["run"]["status"], "running");
-            break id;
+            return (root, child, id);
         }
-    };
+    }
+}
+
+#[test]
+fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
+    let (root, mut child, id) = start_slow_run("killed");
     child.kill().unwrap();
     child.wait().unwrap();
     let shown = show(&root, "Chain", &id);
@@ -213,6 +219,34 @@ fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
     );
     let last = &shown["events"].as_array().unwrap()[6]["event"];
     assert_eq!(last["status"], "interrupted");
+    assert_eq!(
+        last["error"],
+        "the process running it ended before the run finished"
+    );
+}
+
+#[test]
+fn ctrl_c_ends_the_run_as_interrupted_by_the_runner_itself() {
+    let (root, mut child, id) = start_slow_run("ctrlc");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap();
+    assert_eq!(code.code(), Some(1), "an interrupted run exits 1");
+    let shown = show(&root, "Chain", &id);
+    assert_eq!(shown["run"]["status"], "interrupted");
+    let events = shown["events"].as_array().unwrap();
+    let last = &events.last().unwrap()["event"];
+    assert_eq!(
+        (last["type"].as_str(), last["status"].as_str()),
+        (Some("run_finished"), Some("interrupted"))
+    );
+    assert!(
+        last.get("error").is_none(),
+        "recorded by the runner, not by orphan detection: {last}"
+    );
 }
 
 #[test]
@@ -372,4 +406,85 @@ fn mzk_test_reports_each_scenario_and_transition_coverage() {
         lcov.contains("DA:29,0\n") && lcov.contains("LF:9\nLH:6\nend_of_record"),
         "{lcov}"
     );
+}
+
+/// What `tests/conformance/run.py --print-…` prints, when the reference
+/// could be installed (PyPI reachable, or cached).
+fn reference(what: &str) -> Option<PathBuf> {
+    let output = Command::new("python3")
+        .arg(repo().join("tests/conformance/run.py"))
+        .arg(what)
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    path.exists().then_some(path)
+}
+
+/// The smoke bundles shipped in the mozaiks 0.2.0 wheel run offline with
+/// their own smoke files, their tools importing the real mozaiks package
+/// (installed from PyPI by the conformance harness): the UI tool round trip
+/// is answered by smoke_responses.json.
+#[test]
+fn the_real_smoke_bundles_run_with_their_smoke_files_and_mozaiks_installed() {
+    let (Some(corpus), Some(python)) = (reference("--print-corpus"), reference("--print-python"))
+    else {
+        println!(
+            "SKIP: mozaiks 0.2.0 could not be installed (PyPI unreachable and nothing cached)"
+        );
+        return;
+    };
+    let root = std::env::temp_dir().join(format!("mzk-runs-{}-smoke", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let python = python.to_string_lossy().to_string();
+    for (bundle, smoke) in [
+        ("RuntimeUIPrimitiveSmoke", "--smoke"),
+        ("RuntimeToolCallSmoke", "--smoke=_connector"),
+        ("RuntimeTaskBatchSmoke", ""),
+    ] {
+        copy_dir(&corpus.join(bundle), &root.join(bundle));
+        let mut args = vec!["run", bundle, "--python", python.as_str(), "--json"];
+        if !smoke.is_empty() {
+            args.push(smoke);
+        }
+        let out = mzk(&args, &root);
+        assert!(
+            out.status.success(),
+            "{bundle}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let events = json_lines(&out);
+        let last = events.last().unwrap();
+        assert_eq!(
+            (last["status"].as_str(), last["reason"].as_str()),
+            (Some("completed"), Some("workflow_complete")),
+            "{bundle}: {last}"
+        );
+        assert!(
+            events
+                .iter()
+                .filter(|e| e["type"] == "tool_result")
+                .all(|e| e["ok"] == true),
+            "{bundle}: a tool failed: {:?}",
+            events
+                .iter()
+                .filter(|e| e["type"] == "tool_result" && e["ok"] == false)
+                .collect::<Vec<_>>()
+        );
+        if bundle == "RuntimeUIPrimitiveSmoke" {
+            let approval = events
+                .iter()
+                .find(|e| e["type"] == "ui_tool" && e["awaiting_response"] == true)
+                .expect("the approval card waits for the user");
+            assert_eq!(approval["tool"], "ApprovalCard");
+            assert_eq!(approval["response"]["action"], "approve");
+            assert_eq!(approval["response"]["status"], "submitted");
+            assert!(
+                events.iter().any(|e| e["type"] == "user_message"),
+                "smoke_responses.json answers the pause"
+            );
+            assert!(events.iter().any(|e| e["type"] == "context_set"
+                && e["key"] == "approval_outcome"
+                && e["value"] == "approve"));
+        }
+    }
 }
