@@ -142,6 +142,8 @@ fn a_paused_run_resumes_in_another_process_with_its_history() {
 /// Starts `mzk run` on a copy of the Chain fixture whose first tool call
 /// sleeps for a minute; returns the root, the child and the run id once the
 /// call is recorded.
+// The caller waits on the child it gets back.
+#[allow(clippy::zombie_processes)]
 fn start_slow_run(test: &str) -> (PathBuf, std::process::Child, String) {
     let (root, bundle) = fixture_copy("Chain", test);
     std::fs::write(
