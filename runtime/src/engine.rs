@@ -105,6 +105,16 @@ pub struct RunState {
     pub user: UserScript,
     /// Call ids are unique within a run.
     pub calls: u64,
+    /// The agent turn under way and its input: a run interrupted during it
+    /// re-runs that turn when resumed (runtime-semantics §2.6).
+    #[serde(default)]
+    pub pending_turn: Option<PendingTurn>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PendingTurn {
+    pub agent: String,
+    pub input: String,
 }
 
 impl RunState {
@@ -360,6 +370,39 @@ impl<'a> Engine<'a> {
         }
         self.state.status = "running".into();
         self.user_turn(reply.to_string()).await;
+        Ok(&self.state)
+    }
+
+    /// Continues a run interrupted during an agent turn (Ctrl-C, a killed
+    /// process): the turn is run again from its input, once, as mozaiks
+    /// re-runs a pending turn after process loss.
+    pub async fn recover(&mut self) -> Result<&RunState, String> {
+        let pending = match (self.state.status.as_str(), self.state.pending_turn.clone()) {
+            ("interrupted", Some(p)) => p,
+            ("interrupted", None) => {
+                return Err(format!(
+                    "run {} was interrupted outside an agent turn; there is nothing to re-run",
+                    self.state.run_id
+                ))
+            }
+            (status, _) => {
+                return Err(format!(
+                    "run {} is {status}; only an interrupted run is recovered (a paused one takes --reply)",
+                    self.state.run_id
+                ))
+            }
+        };
+        self.state.status = "running".into();
+        self.state.reason.clear();
+        self.state.error = None;
+        self.emit(Event::Notice {
+            message: format!("resuming: {}'s interrupted turn runs again", pending.agent),
+        });
+        // The interrupted turn was counted in `agents` when it began.
+        if self.state.agents.last() == Some(&pending.agent) {
+            self.state.agents.pop();
+        }
+        self.drive(pending.agent, pending.input).await;
         Ok(&self.state)
     }
 
@@ -651,7 +694,14 @@ impl<'a> Engine<'a> {
     /// The agents' turns until the run ends or pauses.
     async fn drive(&mut self, mut agent: String, mut input: String) {
         loop {
+            // Saved before the turn: a process lost during it resumes here.
+            self.state.pending_turn = Some(PendingTurn {
+                agent: agent.clone(),
+                input: input.clone(),
+            });
+            self.checkpoint();
             let outcome = self.agent_turn(&agent, &input).await;
+            self.state.pending_turn = None;
             let (body, routing_tool) = match outcome {
                 Ok(packet) => packet,
                 Err(TurnFailure(e)) => {

@@ -298,7 +298,10 @@ impl History {
             self.db
                 .execute(
                     "UPDATE runs SET status = 'interrupted', reason = 'interrupted', pid = NULL,
-                     updated_at = ?2 WHERE id = ?1",
+                     updated_at = ?2,
+                     state = CASE WHEN state IS NULL THEN NULL
+                             ELSE json_set(state, '$.status', 'interrupted', '$.reason', 'interrupted') END
+                     WHERE id = ?1",
                     params![id, now()],
                 )
                 .map_err(sql)?;

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use mzk_tests::{copy_dir, repo};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn mzk(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
@@ -136,7 +136,9 @@ fn a_paused_run_resumes_in_another_process_with_its_history() {
         &root,
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is completed, not paused"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is completed; a paused run takes --reply")
+    );
 }
 
 /// Starts `mzk run` on a copy of the Chain fixture whose first tool call
@@ -152,11 +154,13 @@ fn start_slow_run(test: &str) -> (PathBuf, std::process::Child, String) {
     )
     .unwrap();
     std::fs::create_dir_all(bundle.join("tools")).unwrap();
+    // It sleeps while the `block` file exists.
     std::fs::write(
         bundle.join("tools/slow.py"),
-        "import time\n\ndef slow():\n    time.sleep(60)\n    return 1\n",
+        "import os, time\n\ndef slow():\n    if os.path.exists(os.path.join(os.path.dirname(__file__), 'block')):\n        time.sleep(60)\n    return 1\n",
     )
     .unwrap();
+    std::fs::write(bundle.join("tools/block"), "").unwrap();
     std::fs::write(
         bundle.join("scenarios/slow.yaml"),
         "responses:\n  A: [{tool_calls: [{name: slow}], text: waited}]\n  B: [done]\n",
@@ -225,6 +229,67 @@ fn a_killed_run_keeps_its_history_and_is_marked_interrupted() {
         last["error"],
         "the process running it ended before the run finished"
     );
+}
+
+#[test]
+fn a_killed_run_resumes_by_running_its_interrupted_turn_again() {
+    let (root, mut child, id) = start_slow_run("recover");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(root.join("Chain/tools/block")).unwrap();
+    let out = mzk(
+        &[
+            "run",
+            "Chain",
+            "--scenario",
+            "Chain/scenarios/slow.yaml",
+            "--resume",
+            &id,
+            "--json",
+        ],
+        &root,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = json_lines(&out);
+    assert_eq!(events[0]["type"], "notice");
+    assert_eq!(
+        events[0]["message"],
+        "resuming: A's interrupted turn runs again"
+    );
+    assert_eq!(
+        events[1],
+        json!({"type": "turn_started", "agent": "A", "turn": 1})
+    );
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last["status"].as_str(), last["turns"].as_u64()),
+        (Some("completed"), Some(3))
+    );
+    let shown = show(&root, "Chain", &id);
+    assert_eq!(shown["run"]["status"], "completed");
+    let types = event_types(&shown);
+    assert_eq!(
+        types.iter().filter(|t| *t == "run_finished").count(),
+        2,
+        "{types:?}"
+    );
+    // A completed run is not recovered again.
+    let out = mzk(
+        &[
+            "run",
+            "Chain",
+            "--scenario",
+            "Chain/scenarios/slow.yaml",
+            "--resume",
+            &id,
+        ],
+        &root,
+    );
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

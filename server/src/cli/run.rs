@@ -70,8 +70,9 @@ pub struct RunArgs {
     /// The history database (default: .mzk/runs.db beside the bundle).
     #[arg(long)]
     db: Option<PathBuf>,
-    /// Continue the paused run with this id (with --reply).
-    #[arg(long, requires = "reply")]
+    /// Continue the run with this id: a paused run takes --reply; an
+    /// interrupted one (Ctrl-C, a killed process) re-runs its interrupted turn.
+    #[arg(long)]
     resume: Option<String>,
     /// The user's reply to a paused run.
     #[arg(long, requires = "resume")]
@@ -295,10 +296,15 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
     let saved = match &resuming {
         Some(id) => match history.load_state(id) {
-            Ok(Some(state)) if state.status == "paused" => Some(state),
+            Ok(Some(state)) if state.status == "paused" && args.reply.is_some() => Some(state),
+            Ok(Some(state)) if state.status == "paused" => {
+                eprintln!("mzk: run {id} is paused: give the user's answer with --reply TEXT");
+                return ExitCode::from(2);
+            }
+            Ok(Some(state)) if state.status == "interrupted" && args.reply.is_none() => Some(state),
             Ok(Some(state)) => {
                 eprintln!(
-                    "mzk: run {id} is {}, not paused; only a paused run takes a reply",
+                    "mzk: run {id} is {}; a paused run takes --reply, an interrupted one resumes without it",
                     if state.status.is_empty() {
                         "unknown"
                     } else {
@@ -359,7 +365,11 @@ pub fn run(args: RunArgs) -> ExitCode {
                         engine.restore(state);
                         engine.resume(reply).await.map(|_| ())
                     }
-                    _ => {
+                    (Some(state), None) => {
+                        engine.restore(state);
+                        engine.recover().await.map(|_| ())
+                    }
+                    (None, _) => {
                         engine.start().await;
                         Ok(())
                     }
