@@ -496,6 +496,16 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The file and function a binding calls, when its file was found.
+    fn binding(
+        &self,
+        owner: BindingOwner,
+        function: Option<&mzk_analyzer::model::Name>,
+    ) -> Option<(PathBuf, String)> {
+        let file = self.python_file(owner)?;
+        Some((file, function.map(|f| f.text.clone()).unwrap_or_default()))
+    }
+
     fn next_call_id(&mut self) -> String {
         self.state.calls += 1;
         format!("call_{}", self.state.calls)
@@ -602,12 +612,8 @@ impl<'a> Engine<'a> {
     }
 
     async fn lifecycle_call(&mut self, i: usize, trigger: &str, args: Value, filter: bool) {
-        let function = self.bundle.lifecycle_tools[i]
-            .function
-            .as_ref()
-            .map(|f| f.text.clone())
-            .unwrap_or_default();
-        let Some(file) = self.python_file(BindingOwner::Lifecycle(i)) else {
+        let function = self.bundle.lifecycle_tools[i].function.as_ref();
+        let Some((file, function)) = self.binding(BindingOwner::Lifecycle(i), function) else {
             return;
         };
         let request = CallRequest {
@@ -1021,12 +1027,9 @@ impl<'a> Engine<'a> {
             if !applies {
                 continue;
             }
-            let function = m
-                .function
-                .as_ref()
-                .map(|f| f.text.clone())
-                .unwrap_or_default();
-            let Some(file) = self.python_file(BindingOwner::Middleware(i)) else {
+            let Some((file, function)) =
+                self.binding(BindingOwner::Middleware(i), m.function.as_ref())
+            else {
                 continue;
             };
             let request = CallRequest {

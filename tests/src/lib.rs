@@ -109,37 +109,16 @@ pub fn render_all(root: &Path) -> String {
 /// A YAML file as JSON, read with mozaiks' YAML 1.1 rules (what the JSON
 /// Schema export is checked against); `None` when it does not parse.
 pub fn yaml_as_json(text: &str) -> Option<serde_json::Value> {
-    use mzk_analyzer::syntax::{self, Node, NodeKind, Value as Yaml};
-    use serde_json::{json, Value};
-    fn convert(node: &Node) -> Value {
-        match &node.kind {
-            NodeKind::Map(entries) => Value::Object(
-                entries
-                    .iter()
-                    .map(|e| {
-                        let key = match convert(&e.key) {
-                            Value::String(s) => s,
-                            other => other.to_string(),
-                        };
-                        (key, convert(&e.value))
-                    })
-                    .collect(),
-            ),
-            NodeKind::Seq(items) => Value::Array(items.iter().map(convert).collect()),
-            NodeKind::Scalar(s) => match &s.value {
-                Yaml::Null => Value::Null,
-                Yaml::Bool(b) => json!(b),
-                Yaml::Int(i) => i64::try_from(*i).map_or_else(|_| json!(*i as f64), |i| json!(i)),
-                Yaml::Float(f) => json!(f),
-                other => json!(other.python_str()),
-            },
-            NodeKind::Invalid => Value::Null,
-        }
-    }
     let mut diagnostics = Vec::new();
-    let document = syntax::parse(text, FileId(0), &mut diagnostics);
+    let document = mzk_analyzer::syntax::parse(text, FileId(0), &mut diagnostics);
     if document.failed {
         return None;
     }
-    Some(document.root.as_ref().map_or(json!({}), convert))
+    // The runner's conversion: one reading of YAML as data in the project.
+    Some(
+        document
+            .root
+            .as_ref()
+            .map_or(serde_json::json!({}), mzk_runtime::value::yaml_to_json),
+    )
 }

@@ -155,6 +155,31 @@ impl Runs {
         }
     }
 
+    /// What a run needs: its scenario (when one is given), the model and
+    /// the bundle's history database.
+    async fn prepare(
+        &self,
+        analysis: &Analysis,
+        scenario_path: Option<&std::path::Path>,
+    ) -> jsonrpc::Result<(
+        Option<Scenario>,
+        Box<dyn ModelBackend>,
+        History,
+        RunSettings,
+    )> {
+        let scenario = match scenario_path {
+            Some(p) => Some(scenario::load(p).map_err(failed)?),
+            None => None,
+        };
+        let settings = self.settings.lock().await.clone();
+        let backend = self
+            .backend(&settings, analysis, scenario.as_ref())
+            .map_err(failed)?;
+        let history =
+            History::open(&analysis.bundle.dir.join(".mzk").join("runs.db")).map_err(failed)?;
+        Ok((scenario, backend, history, settings))
+    }
+
     /// `mzk.runWorkflow [bundle, options?]`, `mzk.runFromAgent [bundle, agent, options?]`.
     pub async fn start(
         self: &Arc<Self>,
@@ -184,16 +209,9 @@ impl Runs {
             }
         }
         let (scenario_path, message) = run_options_argument(arguments);
-        let scenario = match &scenario_path {
-            Some(p) => Some(scenario::load(p).map_err(failed)?),
-            None => None,
-        };
-        let settings = self.settings.lock().await.clone();
-        let backend = self
-            .backend(&settings, &analysis, scenario.as_ref())
-            .map_err(failed)?;
+        let (scenario, backend, history, settings) =
+            self.prepare(&analysis, scenario_path.as_deref()).await?;
         let dir = analysis.bundle.dir.clone();
-        let history = History::open(&dir.join(".mzk").join("runs.db")).map_err(failed)?;
         let run_id = history::new_run_id();
         let workflow = analysis
             .bundle
@@ -260,20 +278,13 @@ impl Runs {
         };
         let analysis = analysis_of.await?;
         let dir = analysis.bundle.dir.clone();
-        let history = History::open(&dir.join(".mzk").join("runs.db")).map_err(failed)?;
+        let (_, backend, history, settings) =
+            self.prepare(&analysis, scenario_path.as_deref()).await?;
         let state = match history.load_state(run_id).map_err(failed)? {
             Some(s) if s.status == "paused" => s,
             Some(s) => return Err(failed(format!("run {run_id} is {}, not paused", s.status))),
             None => return Err(failed(format!("no run {run_id} in {}", dir.display()))),
         };
-        let scenario = match &scenario_path {
-            Some(p) => Some(scenario::load(p).map_err(failed)?),
-            None => None,
-        };
-        let settings = self.settings.lock().await.clone();
-        let backend = self
-            .backend(&settings, &analysis, scenario.as_ref())
-            .map_err(failed)?;
         history.claim(run_id).map_err(failed)?;
         let options = RunOptions::new(run_id.to_string(), Worker::default_python(&dir));
         let (cancel, cancelled) = watch::channel(false);

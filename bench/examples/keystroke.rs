@@ -1,0 +1,49 @@
+//! Where one keystroke's re-analysis goes on the largest real bundle, as
+//! the language server does it (file cache warm, configuration applied):
+//! `cargo run --release -p mzk-bench --example keystroke -- DIR`.
+use std::time::Instant;
+
+use mzk_analyzer::model::mentions::SharedMentions;
+use mzk_analyzer::{analyze_bundle_cached, Config, FileCache, MemoryFs, RealFs};
+
+fn main() {
+    let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("bundle dir"));
+    mzk_analyzer::tokens::preload();
+    let mut fs = MemoryFs::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                fs.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let agents = dir.join("agents.yaml");
+    let text = String::from_utf8(std::fs::read(&agents).unwrap()).unwrap();
+    let shared = SharedMentions::default();
+    let mut cache = FileCache::default();
+    let config = Config::discover(&RealFs, &dir).unwrap();
+    for k in 0..8 {
+        fs.insert(
+            agents.clone(),
+            text.replacen("description:", &format!("description: v{k}"), 1)
+                .into_bytes(),
+        );
+        let t = Instant::now();
+        let mut analysis = analyze_bundle_cached(&fs, &dir, &shared, &mut cache);
+        let analysed = t.elapsed();
+        let t2 = Instant::now();
+        let mut out = Vec::new();
+        mzk_analyzer::checks::prompt_findings(
+            &analysis.bundle,
+            &mzk_analyzer::prompt::PromptLimits::default(),
+            &mut out,
+        );
+        let prompts = t2.elapsed();
+        config.apply(&mut analysis);
+        println!("edit {k}: analysis {analysed:?}, prompt checks alone {prompts:?}, total with configuration {:?}", t.elapsed());
+    }
+}
