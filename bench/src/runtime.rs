@@ -259,6 +259,8 @@ fn batch_scheduling(root: &Path, runs: usize) {
     let mut waves = 0;
     for _ in 0..runs {
         let list = mzk_runtime::batches::tasks_of(batch, &payload);
+        // Events are counted as they arrive, as the engine forwards them.
+        let (events, mut incoming) = tokio::sync::mpsc::unbounded_channel();
         let t = Instant::now();
         let run = rt.block_on(mzk_runtime::batches::run(
             &analysis.bundle,
@@ -267,14 +269,16 @@ fn batch_scheduling(root: &Path, runs: usize) {
             "P",
             list,
             &prompts,
+            &events,
         ));
         per_task.push(t.elapsed().as_secs_f64() * 1e6 / TASKS as f64);
         assert!(run.error.is_none());
-        let finished = run
-            .events
-            .iter()
-            .filter(|e| matches!(e, Event::TaskFinished { status, .. } if status == "completed"))
-            .count();
+        let mut finished = 0;
+        while let Ok(e) = incoming.try_recv() {
+            if matches!(&e, Event::TaskFinished { status, .. } if status == "completed") {
+                finished += 1;
+            }
+        }
         assert_eq!(finished, TASKS);
         waves = run.writes.len();
     }

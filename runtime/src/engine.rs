@@ -1374,8 +1374,21 @@ impl<'a> Engine<'a> {
                 .iter()
                 .map(|a| (a.name.text.clone(), self.exposed_prompt(&a.name.text)))
                 .collect();
-            let run = batches::run(bundle, &*self.backend, batch, agent, tasks, &prompts).await;
-            for event in run.events {
+            // Task events reach the sink while the batch runs.
+            let (events, mut incoming) = tokio::sync::mpsc::unbounded_channel();
+            let run = {
+                let backend: &dyn ModelBackend = &*self.backend;
+                let sink = &mut *self.sink;
+                let work = batches::run(bundle, backend, batch, agent, tasks, &prompts, &events);
+                tokio::pin!(work);
+                loop {
+                    tokio::select! {
+                        run = &mut work => break run,
+                        Some(event) = incoming.recv() => sink.emit(&event),
+                    }
+                }
+            };
+            while let Ok(event) = incoming.try_recv() {
                 self.emit(event);
             }
             for (key, value) in run.writes {

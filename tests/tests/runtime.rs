@@ -325,3 +325,52 @@ fn seeds_and_user_replies_follow_the_reference() {
     // then the default (the rule does not fire twice).
     assert_eq!(replies, ["yes", "a", "b", "fallback"]);
 }
+
+/// Records when each event arrived.
+struct Timed(Vec<(std::time::Instant, &'static str)>);
+
+impl mzk_runtime::EventSink for Timed {
+    fn emit(&mut self, event: &Event) {
+        self.0.push((std::time::Instant::now(), event.type_name()));
+    }
+}
+
+#[test]
+fn batch_events_arrive_while_the_batch_runs() {
+    let dir = fixtures().join("BatchTimeout");
+    let analysis = analyze_bundle(&RealFs, &dir);
+    let scenario = mzk_runtime::scenario::load(&dir.join("scenarios/expired.yaml")).unwrap();
+    let backend = mzk_runtime::backend::ScenarioBackend::new(
+        scenario.responses.clone(),
+        scenario.task_responses.clone(),
+        None,
+    );
+    let mut sink = Timed(Vec::new());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut engine = mzk_runtime::Engine::new(
+            &analysis.bundle,
+            Box::new(backend),
+            &mut sink,
+            options("timed"),
+        );
+        engine.start().await;
+    });
+    let at = |name: &str| {
+        sink.0
+            .iter()
+            .find(|(_, t)| *t == name)
+            .map(|(i, _)| *i)
+            .unwrap()
+    };
+    // The attempt expires after the batch's 1 s timeout; its start was
+    // streamed when it happened, not with the batch's end.
+    let waited = at("task_attempt_failed") - at("task_started");
+    assert!(
+        waited >= std::time::Duration::from_millis(900),
+        "{waited:?}"
+    );
+}
