@@ -49,6 +49,8 @@ pub struct BatchRun {
     pub writes: Vec<(String, Value)>,
     /// Set when the batch fails its trigger's turn.
     pub error: Option<String>,
+    /// Worker replies the synthetic stand-in produced.
+    pub synthetic_replies: u32,
 }
 
 /// The value at a dotted path (numeric segments index lists).
@@ -145,6 +147,7 @@ pub fn validate_graph(batch_id: &str, tasks: &[Task]) -> Result<(), String> {
 /// Everything one task needs, independent of the engine.
 struct TaskContext<'a> {
     events: &'a Events,
+    synthetic: &'a std::sync::atomic::AtomicU32,
     bundle: &'a Bundle,
     backend: &'a dyn ModelBackend,
     batch: &'a TaskBatch,
@@ -253,7 +256,13 @@ async fn run_task(
                 feedback = Some(format!("[TASK VALIDATION FEEDBACK]\n{last_error}"));
                 continue;
             }
-            Ok(Ok(reply)) => reply,
+            Ok(Ok(reply)) => {
+                if reply.synthetic {
+                    cx.synthetic
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                reply
+            }
         };
         let output = match &model {
             Some(m) => match outputs::validate(cx.bundle, m, &reply.body) {
@@ -423,6 +432,7 @@ pub async fn run(
     let result_key = batch.result_context_key.as_ref().map(|k| k.text.clone());
     let status_key = batch.result_status_key.as_ref().map(|k| k.text.clone());
     let mut out = BatchRun {
+        synthetic_replies: 0,
         writes: Vec::new(),
         error: None,
     };
@@ -472,8 +482,10 @@ pub async fn run(
         });
     }
     write_status(&mut out, status_key.as_deref(), "running");
+    let synthetic = std::sync::atomic::AtomicU32::new(0);
     let cx = TaskContext {
         events,
+        synthetic: &synthetic,
         bundle,
         backend,
         batch,
@@ -601,6 +613,7 @@ pub async fn run(
             "task batch '{batch_id}' failed at task '{tid}': {err}"
         ));
     }
+    out.synthetic_replies = synthetic.load(std::sync::atomic::Ordering::Relaxed);
     out
 }
 

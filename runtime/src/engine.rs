@@ -109,6 +109,9 @@ pub struct RunState {
     /// re-runs that turn when resumed (runtime-semantics §2.6).
     #[serde(default)]
     pub pending_turn: Option<PendingTurn>,
+    /// Replies of the synthetic stand-in model so far.
+    #[serde(default)]
+    pub synthetic_replies: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -300,6 +303,12 @@ impl<'a> Engine<'a> {
     }
 
     fn emit(&mut self, event: Event) {
+        if let Event::ModelResponse {
+            synthetic: true, ..
+        } = &event
+        {
+            self.state.synthetic_replies += 1;
+        }
         self.sink.emit(&event);
     }
 
@@ -835,14 +844,7 @@ impl<'a> Engine<'a> {
             agent: from.to_string(),
             turn: self.state.turn_count,
         });
-        self.emit(Event::RunFinished {
-            status: "paused".into(),
-            reason: "awaiting_user_input".into(),
-            error: None,
-            failure_message: None,
-            turns: self.state.turn_count,
-        });
-        self.checkpoint();
+        self.finish_event();
     }
 
     /// A user reply (§2.6): `user_text` triggers, then the user-sourced rules.
@@ -965,6 +967,7 @@ impl<'a> Engine<'a> {
             error: self.state.error.clone(),
             failure_message: self.state.failure_message.clone(),
             turns: self.state.turn_count,
+            synthetic_replies: self.state.synthetic_replies,
         });
         self.checkpoint();
     }
@@ -1391,6 +1394,7 @@ impl<'a> Engine<'a> {
             while let Ok(event) = incoming.try_recv() {
                 self.emit(event);
             }
+            self.state.synthetic_replies += run.synthetic_replies;
             for (key, value) in run.writes {
                 self.policy
                     .check(&key, "task_batch", "set")

@@ -165,7 +165,15 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         failure_message: Option<String>,
         turns: u32,
+        /// Model replies the synthetic stand-in produced in this run (agent
+        /// turns and batch tasks); absent when none.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        synthetic_replies: u32,
     },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Event {
@@ -317,11 +325,20 @@ impl Event {
                 reason,
                 error,
                 turns,
+                synthetic_replies,
                 ..
-            } => match error {
-                Some(e) if e != reason => format!("{status} ({reason}) after {turns} turns: {e}"),
-                _ => format!("{status} ({reason}) after {turns} turns"),
-            },
+            } => {
+                let synthetic = match synthetic_replies {
+                    0 => String::new(),
+                    n => format!(" ({n} synthetic model replies)"),
+                };
+                match error {
+                    Some(e) if e != reason => {
+                        format!("{status} ({reason}) after {turns} turns{synthetic}: {e}")
+                    }
+                    _ => format!("{status} ({reason}) after {turns} turns{synthetic}"),
+                }
+            }
         })
     }
 }

@@ -293,6 +293,7 @@ impl History {
                     error: Some("the process running it ended before the run finished".into()),
                     failure_message: None,
                     turns,
+                    synthetic_replies: 0,
                 },
             )?;
             self.db

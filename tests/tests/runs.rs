@@ -395,12 +395,25 @@ fn the_synthetic_model_runs_every_example_offline() {
             String::from_utf8_lossy(&out.stderr)
         );
         let events = json_lines(&out);
+        let replies = events
+            .iter()
+            .filter(|e| e["type"] == "model_response")
+            .count();
+        assert!(replies > 0);
         assert!(events
             .iter()
             .filter(|e| e["type"] == "model_response")
             .all(|e| e["synthetic"] == true));
-        assert!(events.iter().any(|e| e["type"] == "model_response"));
-        assert_eq!(events.last().unwrap()["type"], "run_finished");
+        // The summary says how many replies were synthetic, in JSON and for people.
+        let last = events.last().unwrap();
+        assert_eq!(last["type"], "run_finished");
+        assert_eq!(last["synthetic_replies"], replies);
+        let human = mzk(&["run", name], &root);
+        let text = String::from_utf8_lossy(&human.stdout);
+        assert!(
+            text.contains(&format!("({replies} synthetic model replies)")),
+            "{text}"
+        );
     }
 }
 
