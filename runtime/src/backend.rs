@@ -157,6 +157,18 @@ impl ScenarioBackend {
         }
     }
 
+    /// The scripted model of a scenario file, with the synthetic model behind
+    /// it when the scenario says `fallback: synthetic`.
+    pub fn from_scenario(bundle: &Bundle, scenario: &crate::scenario::Scenario) -> ScenarioBackend {
+        let fallback = (scenario.fallback.as_deref() == Some("synthetic"))
+            .then(|| SyntheticBackend::new(bundle));
+        ScenarioBackend::new(
+            scenario.responses.clone(),
+            scenario.task_responses.clone(),
+            fallback,
+        )
+    }
+
     fn take(&self, request: &TurnRequest) -> Option<ScriptedResponse> {
         let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         let Queues {

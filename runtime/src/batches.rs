@@ -366,6 +366,22 @@ async fn run_task(
     Err(failure)
 }
 
+/// A task's end: completed, or failed with its failure.
+fn task_finished(events: &Events, batch: &str, task: &str, failure: Option<&Failure>) {
+    let _ = events.send(Event::TaskFinished {
+        batch: batch.to_string(),
+        task: task.to_string(),
+        status: if failure.is_some() {
+            "failed"
+        } else {
+            "completed"
+        }
+        .into(),
+        failure_kind: failure.map(|f| f.kind.to_string()),
+        error: failure.map(|f| f.error.clone()),
+    });
+}
+
 fn write_status(out: &mut BatchRun, key: Option<&str>, status: &str) {
     if let Some(k) = key {
         out.writes.push((k.to_string(), json!(status)));
@@ -512,13 +528,7 @@ pub async fn run(
                     rejected_output: None,
                     blocked_by: Some(dep.clone()),
                 };
-                let _ = events.send(Event::TaskFinished {
-                    batch: batch_id.clone(),
-                    task: t.id.clone(),
-                    status: "failed".into(),
-                    failure_kind: Some(f.kind.into()),
-                    error: Some(f.error.clone()),
-                });
+                task_finished(events, &batch_id, &t.id, Some(&f));
                 failed.insert(t.id.clone(), f);
                 done.insert(t.id.clone());
             }
@@ -553,23 +563,11 @@ pub async fn run(
             done.insert(t.id.clone());
             match result {
                 Ok(output) => {
-                    let _ = events.send(Event::TaskFinished {
-                        batch: batch_id.clone(),
-                        task: t.id.clone(),
-                        status: "completed".into(),
-                        failure_kind: None,
-                        error: None,
-                    });
+                    task_finished(events, &batch_id, &t.id, None);
                     completed.insert(t.id.clone(), output);
                 }
                 Err(f) => {
-                    let _ = events.send(Event::TaskFinished {
-                        batch: batch_id.clone(),
-                        task: t.id.clone(),
-                        status: "failed".into(),
-                        failure_kind: Some(f.kind.into()),
-                        error: Some(f.error.clone()),
-                    });
+                    task_finished(events, &batch_id, &t.id, Some(&f));
                     first_failure.get_or_insert((t.id.clone(), f.error.clone()));
                     failed.insert(t.id.clone(), f);
                 }

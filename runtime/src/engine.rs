@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mzk_analyzer::model::python::{BindingOwner, BindingTarget};
@@ -232,6 +233,15 @@ enum Next {
     NoMatch,
 }
 
+/// The run's workflow name: orchestrator.workflow_name, else the folder's.
+pub fn workflow_name(bundle: &Bundle) -> String {
+    bundle
+        .orchestrator
+        .as_ref()
+        .and_then(|o| o.workflow_name.as_ref())
+        .map_or_else(|| bundle.folder_name.clone(), |n| n.text.clone())
+}
+
 /// Model rounds in one turn before the last reply is taken as final.
 const MAX_TOOL_ROUNDS: u32 = 10;
 
@@ -240,7 +250,8 @@ struct TurnFailure(String);
 
 pub struct Engine<'a> {
     bundle: &'a Bundle,
-    policy: Policy,
+    /// Shared: each tool call's bridge holds it while the engine is borrowed.
+    policy: Arc<Policy>,
     rules: Result<Vec<Rule>, String>,
     routed_tools: HashSet<String>,
     backend: Box<dyn ModelBackend + 'a>,
@@ -257,11 +268,7 @@ impl<'a> Engine<'a> {
         sink: &'a mut dyn EventSink,
         opts: RunOptions,
     ) -> Engine<'a> {
-        let workflow = bundle
-            .orchestrator
-            .as_ref()
-            .and_then(|o| o.workflow_name.as_ref())
-            .map_or_else(|| bundle.folder_name.clone(), |n| n.text.clone());
+        let workflow = workflow_name(bundle);
         let routed_tools = bundle
             .rules
             .iter()
@@ -285,7 +292,7 @@ impl<'a> Engine<'a> {
         };
         Engine {
             bundle,
-            policy: Policy::new(bundle, &workflow),
+            policy: Arc::new(Policy::new(bundle, &workflow)),
             rules: compile_rules(bundle),
             routed_tools,
             backend,

@@ -12,6 +12,12 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::engine::RunState;
 use crate::events::Event;
 
+/// Where a bundle's history lives unless told otherwise: `.mzk/runs.db`
+/// beside its files.
+pub fn default_path(bundle_dir: &Path) -> std::path::PathBuf {
+    bundle_dir.join(".mzk").join("runs.db")
+}
+
 pub struct History {
     db: Connection,
 }
@@ -216,16 +222,32 @@ impl History {
     }
 
     pub fn list(&self, limit: usize) -> Result<Vec<RunSummary>, String> {
+        self.summaries(
+            "ORDER BY started_at DESC, id DESC LIMIT ?1",
+            params![limit as i64],
+        )
+    }
+
+    pub fn summary(&self, run_id: &str) -> Result<Option<RunSummary>, String> {
+        Ok(self.summaries("WHERE id = ?1", params![run_id])?.pop())
+    }
+
+    /// Runs with their event counts, as `list` and `summary` select them.
+    fn summaries(
+        &self,
+        tail: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<Vec<RunSummary>, String> {
         let mut stmt = self
             .db
-            .prepare(
+            .prepare(&format!(
                 "SELECT id, workflow, bundle, backend, started_at, updated_at, status, reason, error, turns,
                         (SELECT COUNT(*) FROM events e WHERE e.run_id = runs.id)
-                 FROM runs ORDER BY started_at DESC, id DESC LIMIT ?1",
-            )
+                 FROM runs {tail}"
+            ))
             .map_err(sql)?;
         let rows = stmt
-            .query_map(params![limit as i64], |r| {
+            .query_map(args, |r| {
                 Ok(RunSummary {
                     id: r.get(0)?,
                     workflow: r.get(1)?,
@@ -242,13 +264,6 @@ impl History {
             })
             .map_err(sql)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(sql)
-    }
-
-    pub fn summary(&self, run_id: &str) -> Result<Option<RunSummary>, String> {
-        Ok(self
-            .list(usize::MAX >> 1)?
-            .into_iter()
-            .find(|r| r.id == run_id))
     }
 
     pub fn events(&self, run_id: &str) -> Result<Vec<StoredEvent>, String> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mzk_analyzer::model::Bundle;
 
-use crate::backend::{ScenarioBackend, SyntheticBackend};
+use crate::backend::ScenarioBackend;
 use crate::engine::{Engine, Recorder, RunOptions, RunState};
 use crate::events::Event;
 use crate::scenario::{self, Scenario};
@@ -48,13 +48,7 @@ pub async fn run_scenario(
     path: PathBuf,
     mut options: RunOptions,
 ) -> ScenarioRun {
-    let fallback =
-        (scenario.fallback.as_deref() == Some("synthetic")).then(|| SyntheticBackend::new(bundle));
-    let backend = Box::new(ScenarioBackend::new(
-        scenario.responses.clone(),
-        scenario.task_responses.clone(),
-        fallback,
-    ));
+    let backend = Box::new(ScenarioBackend::from_scenario(bundle, &scenario));
     options.max_turns = options.max_turns.or(scenario.max_turns);
     options.message = options.message.or_else(|| scenario.message.clone());
     options.context.extend(scenario.context.clone());

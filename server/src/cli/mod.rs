@@ -118,6 +118,18 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The single-threaded runtime of `mzk run` and `mzk test` (a run is one
+/// sequence of turns; batch tasks interleave on it).
+pub fn current_thread_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("mzk: {e}");
+            ExitCode::from(2)
+        })
+}
+
 /// Analyses the one bundle a command names (`mzk graph`, `mzk context`);
 /// when the folder holds no orchestrator.yaml, says so and gives exit code 2.
 pub fn analyse_one(path: &std::path::Path) -> Result<mzk_analyzer::Analysis, ExitCode> {

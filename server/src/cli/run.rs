@@ -148,7 +148,7 @@ impl EventSink for CliSink {
 /// The history database of a bundle folder, or the file given.
 pub fn database_path(path: &Path) -> PathBuf {
     if path.is_dir() {
-        path.join(".mzk").join("runs.db")
+        history::default_path(path)
     } else {
         path.to_path_buf()
     }
@@ -241,11 +241,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             BackendKind::Synthetic
         });
     let backend: Box<dyn ModelBackend> = match (kind, &scenario) {
-        (BackendKind::Scenario, Some(s)) => Box::new(ScenarioBackend::new(
-            s.responses.clone(),
-            s.task_responses.clone(),
-            (s.fallback.as_deref() == Some("synthetic")).then(|| SyntheticBackend::new(bundle)),
-        )),
+        (BackendKind::Scenario, Some(s)) => Box::new(ScenarioBackend::from_scenario(bundle, s)),
         (BackendKind::Scenario, None) => {
             eprintln!("mzk: --backend scenario needs --scenario FILE");
             return ExitCode::from(2);
@@ -325,11 +321,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         None => None,
     };
     let bundle_label = bundle.dir.display().to_string();
-    let workflow = bundle
-        .orchestrator
-        .as_ref()
-        .and_then(|o| o.workflow_name.as_ref())
-        .map_or_else(|| bundle.folder_name.clone(), |n| n.text.clone());
+    let workflow = mzk_runtime::engine::workflow_name(bundle);
     let started = if saved.is_some() {
         history.claim(&run_id)
     } else {
@@ -345,15 +337,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         json: args.json,
         storage_error: None,
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::current_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mzk: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let expectation = scenario.as_ref().and_then(|s| s.expect.clone());
     let final_state = runtime.block_on(async {

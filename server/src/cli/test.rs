@@ -103,15 +103,9 @@ pub fn run(args: TestArgs) -> ExitCode {
         }
         dirs.extend(found);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::current_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mzk: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     // With a machine-readable coverage on stdout, the report goes to stderr.
     let to_stdout = args.coverage_format == CoverageFormat::Text;

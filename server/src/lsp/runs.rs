@@ -134,13 +134,7 @@ impl Runs {
     ) -> Result<Box<dyn ModelBackend>, String> {
         let bundle = &analysis.bundle;
         if let Some(s) = scenario {
-            let fallback =
-                (s.fallback.as_deref() == Some("synthetic")).then(|| SyntheticBackend::new(bundle));
-            return Ok(Box::new(ScenarioBackend::new(
-                s.responses.clone(),
-                s.task_responses.clone(),
-                fallback,
-            )));
+            return Ok(Box::new(ScenarioBackend::from_scenario(bundle, s)));
         }
         match settings.backend.as_deref().unwrap_or("synthetic") {
             "synthetic" => Ok(Box::new(SyntheticBackend::new(bundle))),
@@ -176,7 +170,7 @@ impl Runs {
             .backend(&settings, analysis, scenario.as_ref())
             .map_err(failed)?;
         let history =
-            History::open(&analysis.bundle.dir.join(".mzk").join("runs.db")).map_err(failed)?;
+            History::open(&history::default_path(&analysis.bundle.dir)).map_err(failed)?;
         Ok((scenario, backend, history, settings))
     }
 
@@ -213,12 +207,7 @@ impl Runs {
             self.prepare(&analysis, scenario_path.as_deref()).await?;
         let dir = analysis.bundle.dir.clone();
         let run_id = history::new_run_id();
-        let workflow = analysis
-            .bundle
-            .orchestrator
-            .as_ref()
-            .and_then(|o| o.workflow_name.as_ref())
-            .map_or_else(|| analysis.bundle.folder_name.clone(), |n| n.text.clone());
+        let workflow = mzk_runtime::engine::workflow_name(&analysis.bundle);
         history
             .create_run(&run_id, &workflow, &dir.to_string_lossy(), backend.name())
             .map_err(failed)?;
@@ -264,7 +253,7 @@ impl Runs {
         run_id: &str,
         text: &str,
     ) -> jsonrpc::Result<Value> {
-        let (scenario_path, _) = {
+        let scenario_path = {
             let known = self.known.lock().await;
             let k = known.get(run_id).ok_or_else(|| {
                 failed(format!("no run `{run_id}` was started in this editor session; continue it with `mzk run BUNDLE --resume {run_id} --reply TEXT`"))
@@ -274,7 +263,7 @@ impl Runs {
                     "run {run_id} is still running; it asks when it needs a reply"
                 )));
             }
-            (k.scenario.clone(), ())
+            k.scenario.clone()
         };
         let analysis = analysis_of.await?;
         let dir = analysis.bundle.dir.clone();
