@@ -73,15 +73,19 @@ impl ContextAccess for Ctx {
     }
 }
 
-/// Written once per process: tests run in parallel and must never import a
+/// Written once per process, under cargo's scratch folder for tests (so
+/// nothing is left in the system's temporary folder), by a rename: tests run
+/// in parallel, in this process and others, and must never import a
 /// half-written file.
 fn tools_file() -> PathBuf {
     static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     FILE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("mzk-worker-{}", std::process::id()));
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("worker");
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("tools.py");
-        std::fs::write(&file, TOOLS).unwrap();
+        let partial = dir.join(format!("tools.py.{}", std::process::id()));
+        std::fs::write(&partial, TOOLS).unwrap();
+        std::fs::rename(&partial, &file).unwrap();
         file
     })
     .clone()

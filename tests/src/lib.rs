@@ -16,13 +16,52 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// A private copy of an example bundle, for tests that edit files: returns
-/// `<tmp>/mzk-<suite>-<pid>-<test>/<name>`.
-pub fn bundle_copy(suite: &str, name: &str, test: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("mzk-{suite}-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    copy_dir(&repo().join("bundles").join(name), &root.join(name));
-    root.join(name)
+/// A folder of a test's own under the system's temporary directory, removed
+/// when the value is dropped (when the test fails too), so that test runs
+/// leave nothing behind. It derefs to its path: the folder itself, or the
+/// bundle copied into it by [`bundle_copy`].
+pub struct Scratch {
+    dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// A new empty folder named `mzk-<label>-<random>`.
+    pub fn new(label: &str) -> Scratch {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("mzk-{label}-"))
+            .tempdir()
+            .expect("a temporary folder");
+        let path = dir.path().to_path_buf();
+        Scratch { dir, path }
+    }
+
+    /// The scratch folder itself (the parent of a copied bundle).
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A private copy of the example bundle `bundles/<name>`, for tests that edit
+/// files; derefs to `<scratch>/<name>`.
+pub fn bundle_copy(suite: &str, name: &str, test: &str) -> Scratch {
+    let mut scratch = Scratch::new(&format!("{suite}-{test}"));
+    scratch.path = scratch.root().join(name);
+    copy_dir(&repo().join("bundles").join(name), &scratch.path);
+    scratch
 }
 
 /// Copies a folder tree.

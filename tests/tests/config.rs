@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mzk_tests::bundle_copy;
+use mzk_tests::{bundle_copy, Scratch};
 
 fn mzk(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
@@ -27,7 +27,7 @@ fn stderr(out: &Output) -> String {
 
 /// An unused variable (MZ211, a warning) declared at the end of the
 /// definitions of SupportDesk; returns the copy's workflows root.
-fn with_unused_variable(test: &str, comment: &str) -> (PathBuf, PathBuf) {
+fn with_unused_variable(test: &str, comment: &str) -> (PathBuf, Scratch) {
     let dir = bundle_copy("config", "SupportDesk", test);
     let variables = dir.join("context_variables.yaml");
     let text = std::fs::read_to_string(&variables).unwrap();
@@ -37,7 +37,7 @@ fn with_unused_variable(test: &str, comment: &str) -> (PathBuf, PathBuf) {
         1,
     );
     std::fs::write(&variables, text).unwrap();
-    (dir.parent().unwrap().to_path_buf(), dir)
+    (dir.root().to_path_buf(), dir)
 }
 
 fn check(root: &Path, extra: &[&str]) -> Output {
@@ -115,7 +115,7 @@ fn configuration_files_select_rules_and_set_severities() {
 
 #[test]
 fn configuration_mistakes_stop_the_run_with_the_line_and_a_hint() {
-    let (root, _) = with_unused_variable("mistakes", "");
+    let (root, _bundle) = with_unused_variable("mistakes", "");
     std::fs::write(
         root.join("mzk.toml"),
         "select = [\"MZ1\"]\nselct = [\"MZ2\"]\n",
@@ -187,7 +187,7 @@ fn suppression_comments_in_yaml_and_python() {
 #[test]
 fn unused_suppressions_are_reported_and_fixed() {
     let dir = bundle_copy("config", "SupportDesk", "unused");
-    let root = dir.parent().unwrap().to_path_buf();
+    let root = dir.root().to_path_buf();
     let orchestrator = dir.join("orchestrator.yaml");
     let original = std::fs::read_to_string(&orchestrator).unwrap();
     let first = original.lines().next().unwrap().to_string();
@@ -291,8 +291,7 @@ fn watch_mode_prints_what_changed() {
 /// then again: the second run has nothing left to fix.
 #[test]
 fn fix_is_idempotent_on_the_fixtures() {
-    let root = std::env::temp_dir().join(format!("mzk-config-{}-idempotent", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = Scratch::new("config-idempotent");
     mzk_tests::copy_dir(&mzk_tests::repo().join("tests/fixtures"), &root);
     let fix_all = [
         "check",

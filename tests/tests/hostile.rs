@@ -4,11 +4,11 @@
 //! by a diagnostic and the bundle's other files still analysed.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mzk_tests::bundle_copy;
+use mzk_tests::{bundle_copy, Scratch};
 use serde_json::Value;
 
 /// Far above what any case needs (they finish in seconds); only a hang
@@ -77,7 +77,7 @@ fn codes_in(report: &Value, file: &str) -> Vec<String> {
 }
 
 /// A copy of the Hello example with `file` replaced by `contents`.
-fn hello_with(test: &str, file: &str, contents: &[u8]) -> PathBuf {
+fn hello_with(test: &str, file: &str, contents: &[u8]) -> Scratch {
     let dir = bundle_copy("hostile", "Hello", test);
     std::fs::write(dir.join(file), contents).unwrap();
     dir
@@ -213,8 +213,8 @@ fn tool_files_that_loop_or_leave_the_workspace() {
     // A loop (a → b → a) and a link to a file outside the workflows root.
     std::os::unix::fs::symlink(tools.join("b.py"), tools.join("a.py")).unwrap();
     std::os::unix::fs::symlink(tools.join("a.py"), tools.join("b.py")).unwrap();
-    let outside =
-        std::env::temp_dir().join(format!("mzk-hostile-outside-{}.py", std::process::id()));
+    let elsewhere = Scratch::new("hostile-outside");
+    let outside = elsewhere.join("outside.py");
     std::fs::write(&outside, "def escape(context_variables):\n    return 1\n").unwrap();
     std::os::unix::fs::symlink(&outside, tools.join("out.py")).unwrap();
     std::fs::write(
@@ -230,5 +230,4 @@ fn tool_files_that_loop_or_leave_the_workspace() {
     assert!(tools_codes.contains(&"MZ501".into()), "{report}");
     assert!(tools_codes.contains(&"MZ502".into()), "{report}");
     assert_still_analysed(&report);
-    let _ = std::fs::remove_file(outside);
 }

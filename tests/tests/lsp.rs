@@ -689,7 +689,7 @@ async fn completion_on_a_half_typed_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configuration_and_suppressions_apply_in_the_editor() {
     let dir = bundle_copy("lsp", "SupportDesk", "config");
-    let root = dir.parent().unwrap().to_path_buf();
+    let root = dir.root().to_path_buf();
     let graph = dir.join("transition_graph.yaml");
     let graph_uri = uri(&graph);
     let original = std::fs::read_to_string(&graph).unwrap();
@@ -781,7 +781,7 @@ async fn malformed_messages_are_answered_per_the_protocol() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_watches_files_itself_when_the_client_cannot() {
     let dir = bundle_copy("lsp", "SupportDesk", "own-watcher");
-    let root = dir.parent().unwrap().to_path_buf();
+    let root = dir.root().to_path_buf();
     let tools_uri = uri(&dir.join("tools.yaml"));
     let python = dir.join("tools/lookup_plan.py");
     let original = std::fs::read_to_string(&python).unwrap();
@@ -821,7 +821,7 @@ async fn the_server_watches_files_itself_when_the_client_cannot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
     let dir = bundle_copy("lsp", "SupportDesk", "workspace");
-    let root = dir.parent().unwrap().to_path_buf();
+    let root = dir.root().to_path_buf();
     let agents = dir.join("agents.yaml");
     let agents_uri = uri(&agents);
     let original = std::fs::read_to_string(&agents).unwrap();
@@ -1159,8 +1159,7 @@ fn shows(message: &Value, text: &str) -> bool {
 
 #[tokio::test]
 async fn runs_from_the_editor_stream_events_ask_the_user_and_can_be_cancelled() {
-    let root = std::env::temp_dir().join(format!("mzk-lsp-{}-runs", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = mzk_tests::Scratch::new("lsp-runs");
     let dir = root.join("PauseResume");
     mzk_tests::copy_dir(
         &mzk_tests::repo().join("tests/fixtures/runtime/PauseResume"),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mzk_tests::{copy_dir, repo};
+use mzk_tests::{copy_dir, repo, Scratch};
 use serde_json::{json, Value};
 
 fn mzk(args: &[&str], cwd: &Path) -> Output {
@@ -17,15 +17,15 @@ fn mzk(args: &[&str], cwd: &Path) -> Output {
         .unwrap()
 }
 
-/// A private copy of a runtime fixture bundle: returns (root, bundle).
-fn fixture_copy(name: &str, test: &str) -> (PathBuf, PathBuf) {
-    let root = std::env::temp_dir().join(format!("mzk-runs-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+/// A private copy of a runtime fixture bundle: returns the folder holding it
+/// (the bundle is `<root>/<name>`).
+fn fixture_copy(name: &str, test: &str) -> Scratch {
+    let root = Scratch::new(&format!("runs-{test}"));
     copy_dir(
         &repo().join("tests/fixtures/runtime").join(name),
         &root.join(name),
     );
-    (root.clone(), root.join(name))
+    root
 }
 
 fn json_lines(out: &Output) -> Vec<Value> {
@@ -56,7 +56,7 @@ fn event_types(shown: &Value) -> Vec<String> {
 
 #[test]
 fn a_paused_run_resumes_in_another_process_with_its_history() {
-    let (root, _) = fixture_copy("PauseResume", "resume");
+    let root = fixture_copy("PauseResume", "resume");
     // The scripted model, without the user's replies or an expected outcome.
     std::fs::write(root.join("model.yaml"), "responses:\n  A: [question?]\n").unwrap();
     let scenario = "model.yaml";
@@ -146,8 +146,9 @@ fn a_paused_run_resumes_in_another_process_with_its_history() {
 /// call is recorded.
 // The caller waits on the child it gets back.
 #[allow(clippy::zombie_processes)]
-fn start_slow_run(test: &str) -> (PathBuf, std::process::Child, String) {
-    let (root, bundle) = fixture_copy("Chain", test);
+fn start_slow_run(test: &str) -> (Scratch, std::process::Child, String) {
+    let root = fixture_copy("Chain", test);
+    let bundle = root.join("Chain");
     std::fs::write(
         bundle.join("tools.yaml"),
         "tools:\n  - {agent: A, file: slow.py, function: slow, tool_type: Agent_Tool, description: Sleeps.}\n",
@@ -318,7 +319,7 @@ fn ctrl_c_ends_the_run_as_interrupted_by_the_runner_itself() {
 
 #[test]
 fn a_failed_run_keeps_every_event_and_exits_1() {
-    let (root, _) = fixture_copy("Outputs", "failed");
+    let root = fixture_copy("Outputs", "failed");
     let out = mzk(
         &[
             "run",
@@ -368,7 +369,8 @@ fn a_failed_run_keeps_every_event_and_exits_1() {
 
 #[test]
 fn a_bundle_with_errors_is_not_run() {
-    let (root, bundle) = fixture_copy("Chain", "errors");
+    let root = fixture_copy("Chain", "errors");
+    let bundle = root.join("Chain");
     std::fs::write(bundle.join("orchestrator.yaml"), "schema_version: mozaiks.orchestrator.v1\nworkflow_name: Chain\nworkflow_startup_mode: Sometimes\n").unwrap();
     let out = mzk(&["run", "Chain"], &root);
     assert_eq!(out.status.code(), Some(2));
@@ -384,9 +386,7 @@ fn a_bundle_with_errors_is_not_run() {
 #[test]
 fn the_synthetic_model_runs_every_example_offline() {
     for name in ["Hello", "SupportDesk"] {
-        let root =
-            std::env::temp_dir().join(format!("mzk-runs-{}-synthetic-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = Scratch::new(&format!("runs-synthetic-{name}"));
         copy_dir(&repo().join("bundles").join(name), &root.join(name));
         let out = mzk(&["run", name, "--json"], &root);
         assert!(
@@ -433,8 +433,7 @@ fn mzk_test_reports_each_scenario_and_transition_coverage() {
     );
 
     // A wrong expectation fails with the first divergence, and an unfired rule is listed.
-    let root = std::env::temp_dir().join(format!("mzk-runs-{}-test", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = Scratch::new("runs-test");
     copy_dir(
         &repo().join("bundles/SupportDesk"),
         &root.join("SupportDesk"),
@@ -513,8 +512,7 @@ fn the_real_smoke_bundles_run_with_their_smoke_files_and_mozaiks_installed() {
         );
         return;
     };
-    let root = std::env::temp_dir().join(format!("mzk-runs-{}-smoke", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = Scratch::new("runs-smoke");
     let python = python.to_string_lossy().to_string();
     for (bundle, smoke) in [
         ("RuntimeUIPrimitiveSmoke", "--smoke"),

@@ -38,8 +38,8 @@ fn bundles_in(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn exported_schemas_accept_every_file_mozaiks_accepts() {
-    let out = std::env::temp_dir().join(format!("mzk-schemas-{}", std::process::id()));
-    let status = mzk().args(["schema", "--out"]).arg(&out).status().unwrap();
+    let out = mzk_tests::Scratch::new("schemas");
+    let status = mzk().args(["schema", "--out"]).arg(&*out).status().unwrap();
     assert!(status.success());
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("yaml-language-server.settings.json")).unwrap(),
@@ -87,10 +87,10 @@ fn exported_schemas_accept_every_file_mozaiks_accepts() {
 
 #[test]
 fn exported_schemas_reject_what_the_schema_description_forbids() {
-    let out = std::env::temp_dir().join(format!("mzk-schemas-neg-{}", std::process::id()));
+    let out = mzk_tests::Scratch::new("schemas-neg");
     assert!(mzk()
         .args(["schema", "--out"])
-        .arg(&out)
+        .arg(&*out)
         .status()
         .unwrap()
         .success());
