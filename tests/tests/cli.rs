@@ -141,6 +141,76 @@ fn sarif_output_is_sarif_2_1_0_with_rule_help() {
         .any(|r| r["level"] == "warning" && r["ruleId"] == "MZ117"));
 }
 
+/// The SARIF log validates against the official SARIF 2.1.0 JSON Schema
+/// (fetched once from crates.io by tests/sarif/fetch_schema.py, pinned by its
+/// checksum) for the fixtures (every rule family, with fixes and related
+/// locations) and for the clean examples; a log broken on purpose is
+/// rejected, so the check can fail.
+#[test]
+fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
+    let fetched = Command::new("python3")
+        .arg(repo().join("tests/sarif/fetch_schema.py"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        fetched.status.success(),
+        "the SARIF schema could not be fetched: {}",
+        String::from_utf8_lossy(&fetched.stderr)
+    );
+    let path = String::from_utf8(fetched.stdout).unwrap();
+    let mut schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(path.trim()).unwrap()).unwrap();
+    // The published schema's one pattern that is not a valid ECMA-262 regex
+    // (a stray `]`), which the validator's check of the schema itself
+    // refuses; it constrains the `language` of runs and tool components,
+    // which mzk does not write. It is replaced by what it means.
+    for definition in ["run", "toolComponent"] {
+        let language = &mut schema["definitions"][definition]["properties"]["language"]["pattern"];
+        assert_eq!(language, "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$");
+        *language = "^[a-zA-Z]{2}(-[a-zA-Z]{2})?$".into();
+    }
+    let validator = jsonschema::draft7::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles");
+    let problems = |log: &Value| -> Vec<String> {
+        validator
+            .iter_errors(log)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect()
+    };
+    let mut results = 0;
+    let mut fixes = 0;
+    for dir in ["tests/fixtures", "bundles"] {
+        let out = mzk(
+            &["check", "--output-format", "sarif", "."],
+            &repo().join(dir),
+        );
+        let log: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let errors = problems(&log);
+        assert!(errors.is_empty(), "{dir}: {errors:#?}");
+        for result in log["runs"][0]["results"].as_array().unwrap() {
+            results += 1;
+            fixes += result
+                .get("fixes")
+                .map_or(0, |f| f.as_array().unwrap().len());
+        }
+    }
+    // The fixtures exercise what the log can hold, fixes included.
+    assert!(results > 200, "{results} results");
+    assert!(fixes > 20, "{fixes} fixes");
+
+    let out = mzk(
+        &["check", "--output-format", "sarif", "."],
+        &repo().join("tests/fixtures/scalars"),
+    );
+    let mut broken: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    broken["runs"][0]["results"][0]["level"] = "fatal".into();
+    broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
+        0.into();
+    assert_eq!(problems(&broken).len(), 2, "{:#?}", problems(&broken));
+}
+
 #[test]
 fn usage_errors_give_exit_status_two() {
     assert_eq!(
