@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::engine::RunState;
+use crate::engine::{EventSink, RunState};
 use crate::events::Event;
 
 /// Where a bundle's history lives unless told otherwise: `.mzk/runs.db`
@@ -90,6 +90,48 @@ pub fn new_run_id() -> String {
         &compact[8.min(compact.len())..],
         (nanos ^ std::process::id()) & 0xffff
     )
+}
+
+/// The sink of a run that is kept: records each event and each settlement
+/// state in the history, then hands the event on (to the terminal, to the
+/// editor). A storage error does not stop the run; the first one is kept for
+/// the caller to report once the run ends.
+pub struct RecordingSink<F> {
+    history: History,
+    run_id: String,
+    forward: F,
+    storage_error: Option<String>,
+}
+
+impl<F: FnMut(&Event) + Send> RecordingSink<F> {
+    pub fn new(history: History, run_id: &str, forward: F) -> Self {
+        RecordingSink {
+            history,
+            run_id: run_id.to_string(),
+            forward,
+            storage_error: None,
+        }
+    }
+
+    /// The first event or state that could not be stored, if any.
+    pub fn storage_error(&self) -> Option<&str> {
+        self.storage_error.as_deref()
+    }
+}
+
+impl<F: FnMut(&Event) + Send> EventSink for RecordingSink<F> {
+    fn emit(&mut self, event: &Event) {
+        if let Err(e) = self.history.append(&self.run_id, event) {
+            self.storage_error.get_or_insert(e);
+        }
+        (self.forward)(event);
+    }
+
+    fn checkpoint(&mut self, state: &RunState) {
+        if let Err(e) = self.history.save_state(state) {
+            self.storage_error.get_or_insert(e);
+        }
+    }
 }
 
 impl History {
@@ -343,4 +385,64 @@ fn process_alive(pid: i64) -> bool {
 #[cfg(not(unix))]
 fn process_alive(pid: i64) -> bool {
     pid == std::process::id() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(agent: &str, turn: u32) -> Event {
+        Event::TurnStarted {
+            agent: agent.to_string(),
+            turn,
+        }
+    }
+
+    /// Events are stored and forwarded in order; when storing fails (here the
+    /// events table is dropped behind the sink's back) the run still gets
+    /// every event forwarded and the first error is kept.
+    #[test]
+    fn the_recording_sink_stores_forwards_and_keeps_the_first_storage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let history = History::open(&path).unwrap();
+        history
+            .create_run("r1", "Hello", "bundles/Hello", "scenario")
+            .unwrap();
+        let mut forwarded = Vec::new();
+        {
+            let mut sink = RecordingSink::new(history, "r1", |e: &Event| {
+                forwarded.push(e.type_name().to_string())
+            });
+            sink.emit(&turn("A", 1));
+            sink.emit(&turn("B", 2));
+            assert_eq!(sink.storage_error(), None);
+            Connection::open(&path)
+                .unwrap()
+                .execute_batch("DROP TABLE events")
+                .unwrap();
+            sink.emit(&turn("C", 3));
+            sink.emit(&turn("D", 4));
+            let error = sink.storage_error().expect("the failed insert is reported");
+            assert!(error.contains("events"), "{error}");
+        }
+        assert_eq!(forwarded.len(), 4);
+    }
+
+    #[test]
+    fn stored_events_keep_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::open(&dir.path().join("runs.db")).unwrap();
+        history
+            .create_run("r1", "Hello", "bundles/Hello", "scenario")
+            .unwrap();
+        let mut sink = RecordingSink::new(history, "r1", |_: &Event| {});
+        for (i, agent) in ["A", "B", "C"].iter().enumerate() {
+            sink.emit(&turn(agent, i as u32 + 1));
+        }
+        let stored = sink.history.events("r1").unwrap();
+        let agents: Vec<_> = stored.iter().map(|e| e.event["agent"].clone()).collect();
+        assert_eq!(agents, ["A", "B", "C"]);
+        assert_eq!(stored.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+    }
 }

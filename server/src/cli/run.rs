@@ -10,11 +10,11 @@ use std::time::Duration;
 use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::Analysis;
 use mzk_runtime::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
-use mzk_runtime::history::{self, History};
+use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
-use mzk_runtime::{Engine, Event, EventSink, RunOptions, RunState};
+use mzk_runtime::{Engine, Event, RunOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -115,33 +115,16 @@ enum RunsCommand {
     },
 }
 
-/// Prints events as they come and stores them.
-struct CliSink {
-    history: History,
-    run_id: String,
-    json: bool,
-    /// The first storage error (reported once; the run goes on).
-    storage_error: Option<String>,
-}
-
-impl EventSink for CliSink {
-    fn emit(&mut self, event: &Event) {
+/// Prints an event as it comes: its JSON line, or its human line.
+fn print_event(json: bool) -> impl FnMut(&Event) + Send {
+    move |event| {
         let mut out = std::io::stdout().lock();
-        if self.json {
+        if json {
             let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
         } else if let Some(line) = event.human() {
             let _ = writeln!(out, "{line}");
         }
         let _ = out.flush();
-        if let Err(e) = self.history.append(&self.run_id, event) {
-            self.storage_error.get_or_insert(e);
-        }
-    }
-
-    fn checkpoint(&mut self, state: &RunState) {
-        if let Err(e) = self.history.save_state(state) {
-            self.storage_error.get_or_insert(e);
-        }
     }
 }
 
@@ -331,12 +314,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         eprintln!("mzk: {e}");
         return ExitCode::from(2);
     }
-    let mut sink = CliSink {
-        history,
-        run_id: run_id.clone(),
-        json: args.json,
-        storage_error: None,
-    };
+    let mut sink = RecordingSink::new(history, &run_id, print_event(args.json));
     let runtime = match super::current_thread_runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -374,7 +352,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         engine.shutdown().await;
         engine.state.clone()
     });
-    if let Some(e) = &sink.storage_error {
+    if let Some(e) = sink.storage_error() {
         eprintln!("mzk: warning: {e}");
     }
     if final_state.status == "paused" {

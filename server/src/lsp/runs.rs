@@ -13,11 +13,11 @@ use std::time::Duration;
 use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::Analysis;
 use mzk_runtime::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
-use mzk_runtime::history::{self, History};
+use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
-use mzk_runtime::{Engine, Event, EventSink, RunOptions, RunState};
+use mzk_runtime::{Engine, Event, RunOptions, RunState};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch, Mutex};
 use tower_lsp_server::jsonrpc;
@@ -91,24 +91,6 @@ fn failed(message: String) -> jsonrpc::Error {
         code: jsonrpc::ErrorCode::InvalidParams,
         message: message.into(),
         data: None,
-    }
-}
-
-/// Prints nothing: stores each event and hands it to the forwarder.
-struct LspSink {
-    history: History,
-    run_id: String,
-    events: mpsc::UnboundedSender<Event>,
-}
-
-impl EventSink for LspSink {
-    fn emit(&mut self, event: &Event) {
-        let _ = self.history.append(&self.run_id, event);
-        let _ = self.events.send(event.clone());
-    }
-
-    fn checkpoint(&mut self, state: &RunState) {
-        let _ = self.history.save_state(state);
     }
 }
 
@@ -331,11 +313,9 @@ impl Runs {
         let run_id = options.run_id.clone();
         let (events, incoming) = mpsc::unbounded_channel::<Event>();
         let forwarder = tokio::spawn(forward(client.clone(), run_id.clone(), progress, incoming));
-        let mut sink = LspSink {
-            history,
-            run_id: run_id.clone(),
-            events,
-        };
+        let mut sink = RecordingSink::new(history, &run_id, move |event: &Event| {
+            let _ = events.send(event.clone());
+        });
         let state = {
             let mut engine = Engine::new(&analysis.bundle, backend, &mut sink, options);
             let mut reply = match resume {
@@ -400,8 +380,14 @@ impl Runs {
             engine.shutdown().await;
             engine.state.clone()
         };
+        let storage_error = sink.storage_error().map(str::to_string);
         drop(sink);
         let _ = forwarder.await;
+        if let Some(e) = storage_error {
+            client
+                .show_message(MessageType::WARNING, format!("mzk: run {run_id}: {e}"))
+                .await;
+        }
         if let Some(k) = self.known.lock().await.get_mut(&run_id) {
             k.cancel = None;
         }
