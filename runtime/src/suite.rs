@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mzk_analyzer::model::Bundle;
+use mzk_analyzer::model::{Bundle, TransitionRule};
+use serde::{Deserialize, Serialize};
 
 use crate::backend::ScenarioBackend;
 use crate::engine::{Engine, Recorder, RunOptions, RunState};
@@ -81,4 +82,96 @@ pub async fn run_file(
 ) -> Result<ScenarioRun, String> {
     let scenario = scenario::load(path)?;
     Ok(run_scenario(bundle, scenario, path.to_path_buf(), options).await)
+}
+
+/// Transition coverage of a bundle's scenarios: how often each rule of
+/// transition_graph.yaml fired. `mzk test` prints it and saves the last one
+/// beside the run history (`.mzk/coverage.json`), where the language server
+/// reads it for its hints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// The scenarios with an expected outcome that ran.
+    pub scenarios: usize,
+    pub rules: Vec<RuleCoverage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleCoverage {
+    /// The rule's index in transition_rules.
+    pub index: usize,
+    /// `source → target (condition)`: a hint is shown only while the rule at
+    /// `index` still reads the same, so an edited graph shows no stale counts.
+    pub rule: String,
+    /// How many times the rule fired, over all scenarios.
+    pub hits: usize,
+}
+
+/// How a rule is named in coverage reports.
+pub fn rule_label(rule: &TransitionRule) -> String {
+    format!(
+        "{} → {} ({})",
+        rule.source.text,
+        rule.target.text,
+        mzk_analyzer::graph::edge_label(rule)
+    )
+}
+
+impl Coverage {
+    /// Coverage of `bundle`'s rules by the rule indexes `fired` (one entry
+    /// per firing) over `scenarios` scenarios.
+    pub fn of(bundle: &Bundle, scenarios: usize, fired: &[usize]) -> Coverage {
+        let rules = bundle
+            .rules
+            .iter()
+            .map(|r| RuleCoverage {
+                index: r.index,
+                rule: rule_label(r),
+                hits: fired.iter().filter(|i| **i == r.index).count(),
+            })
+            .collect();
+        Coverage { scenarios, rules }
+    }
+
+    pub fn covered(&self) -> usize {
+        self.rules.iter().filter(|r| r.hits > 0).count()
+    }
+
+    /// The share of rules that fired, in percent (100 for a graph without rules).
+    pub fn percent(&self) -> f64 {
+        if self.rules.is_empty() {
+            return 100.0;
+        }
+        100.0 * self.covered() as f64 / self.rules.len() as f64
+    }
+
+    /// Where the last `mzk test` of a bundle keeps its coverage.
+    pub fn path(bundle_dir: &Path) -> PathBuf {
+        bundle_dir.join(".mzk").join("coverage.json")
+    }
+
+    pub fn save(&self, bundle_dir: &Path) -> Result<(), String> {
+        let path = Coverage::path(bundle_dir);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(path.parent().unwrap_or(bundle_dir))?;
+            // Written whole and renamed, so a reader never sees half a file.
+            let partial = path.with_extension(format!("json.{}", std::process::id()));
+            std::fs::write(&partial, serde_json::to_vec_pretty(self)?)?;
+            std::fs::rename(&partial, &path)
+        };
+        write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// The saved coverage of a bundle, if there is a readable one.
+    pub fn load(bundle_dir: &Path) -> Option<Coverage> {
+        let text = std::fs::read(Coverage::path(bundle_dir)).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// The saved entry of `rule`, when it still describes that rule.
+    pub fn entry_for(&self, rule: &TransitionRule) -> Option<&RuleCoverage> {
+        let label = rule_label(rule);
+        self.rules
+            .iter()
+            .find(|c| c.index == rule.index && c.rule == label)
+    }
 }

@@ -1341,3 +1341,99 @@ async fn runs_from_the_editor_stream_events_ask_the_user_and_can_be_cancelled() 
     );
     client.stop(server).await;
 }
+
+/// After `mzk test`, each rule of transition_graph.yaml shows how often it
+/// fired; the server watches the coverage file and asks the client to refresh
+/// its hints; a rule edited since the test shows no stale count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transition_coverage_of_the_last_mzk_test_shows_as_inlay_hints() {
+    let dir = bundle_copy("lsp", "SupportDesk", "coverage");
+    let root = dir.root().to_path_buf();
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let text = std::fs::read_to_string(&graph).unwrap();
+    let (mut client, server, init) = Client::start_with(json!({
+        "processId": null,
+        "capabilities": {"workspace": {"inlayHint": {"refreshSupport": true}}},
+        "workspaceFolders": [{"uri": uri(&root), "name": "w"}],
+    }))
+    .await;
+    assert_eq!(init["capabilities"]["inlayHintProvider"], true);
+    client.open(&graph_uri, 1, &text).await;
+    let whole = json!({"textDocument": {"uri": graph_uri},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 10_000, "character": 0}}});
+    // No test has run: no hints.
+    assert_eq!(
+        client
+            .request("textDocument/inlayHint", whole.clone())
+            .await,
+        Value::Null
+    );
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+        .args(["test", "."])
+        .current_dir(&*dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let scenarios = mzk_runtime::suite::scenario_files(&dir).len();
+    // The server sees the coverage file appear and asks for a refresh.
+    let started = std::time::Instant::now();
+    while !client
+        .server_requests
+        .iter()
+        .any(|r| r["method"] == "workspace/inlayHint/refresh")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no refresh request"
+        );
+        let _ = tokio::time::timeout(Duration::from_millis(200), client.next()).await;
+    }
+
+    let hints = client
+        .request("textDocument/inlayHint", whole.clone())
+        .await;
+    let hints = hints.as_array().unwrap();
+    let rule_lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("- source_agent"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(hints.len(), rule_lines.len(), "{hints:#?}");
+    for (hint, line) in hints.iter().zip(&rule_lines) {
+        assert_eq!(hint["position"]["line"], *line);
+        assert_eq!(
+            hint["position"]["character"],
+            text.lines().nth(*line).unwrap().encode_utf16().count()
+        );
+        let label = hint["label"].as_str().unwrap();
+        assert!(label.starts_with("fired "), "{label}");
+        assert!(
+            label.ends_with(&format!("in {scenarios} scenarios")),
+            "{label}"
+        );
+    }
+
+    // The first rule never fired; the second was edited since the test.
+    let path = mzk_runtime::suite::Coverage::path(&dir);
+    let mut coverage: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    coverage["rules"][0]["hits"] = 0.into();
+    coverage["rules"][1]["rule"] = "Someone → Else (after turn)".into();
+    std::fs::write(&path, coverage.to_string()).unwrap();
+    let hints = client.request("textDocument/inlayHint", whole).await;
+    let hints = hints.as_array().unwrap();
+    assert_eq!(hints.len(), rule_lines.len() - 1, "{hints:#?}");
+    assert_eq!(
+        hints[0]["label"],
+        format!("never fired in {scenarios} scenarios")
+    );
+    assert_eq!(hints[1]["position"]["line"], rule_lines[2]);
+    client.stop(server).await;
+}

@@ -479,6 +479,21 @@ fn mzk_test_reports_each_scenario_and_transition_coverage() {
         (Some(6), Some(9))
     );
     assert_eq!(b["rules"][0]["hits"], 1);
+    // The same coverage is kept for the language server's hints.
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("SupportDesk/.mzk/coverage.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["scenarios"], 1);
+    let hits = |rules: &Value| -> Vec<(Value, Value, Value)> {
+        rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["index"].clone(), r["rule"].clone(), r["hits"].clone()))
+            .collect()
+    };
+    assert_eq!(hits(&saved["rules"]), hits(&b["rules"]));
     let out = mzk(&["test", "SupportDesk", "--coverage-format", "lcov"], &root);
     let lcov = String::from_utf8_lossy(&out.stdout);
     assert!(

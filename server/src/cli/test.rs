@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use mzk_analyzer::model::Bundle;
 use mzk_analyzer::{discover_bundles, RealFs};
 use mzk_runtime::python::Worker;
-use mzk_runtime::suite::{run_file, scenario_files};
+use mzk_runtime::suite::{run_file, scenario_files, Coverage};
 use mzk_runtime::RunOptions;
 use serde_json::{json, Value};
 
@@ -37,56 +37,31 @@ pub enum CoverageFormat {
     Lcov,
 }
 
-/// One rule and how many scenarios fired it.
-struct RuleHits {
-    index: usize,
-    line: usize,
-    label: String,
-    hits: usize,
-}
-
+/// A bundle's coverage with the line of each rule, for the reports.
 struct BundleCoverage {
     bundle: PathBuf,
     graph_file: Option<PathBuf>,
-    rules: Vec<RuleHits>,
+    coverage: Coverage,
+    /// The 1-based line of each rule of `coverage.rules`.
+    lines: Vec<usize>,
 }
 
-impl BundleCoverage {
-    fn percent(&self) -> f64 {
-        if self.rules.is_empty() {
-            return 100.0;
-        }
-        let covered = self.rules.iter().filter(|r| r.hits > 0).count();
-        100.0 * covered as f64 / self.rules.len() as f64
-    }
-}
-
-fn coverage_of(bundle: &Bundle, fired: &[usize]) -> BundleCoverage {
+fn coverage_of(bundle: &Bundle, scenarios: usize, fired: &[usize]) -> BundleCoverage {
     let graph = bundle.rules.first().and_then(|r| bundle.file(r.file));
-    let rules = bundle
+    let lines = bundle
         .rules
         .iter()
         .map(|r| {
-            let line = bundle
+            bundle
                 .file(r.file)
-                .map_or(0, |f| f.line_index.line_of(r.range.start) as usize + 1);
-            RuleHits {
-                index: r.index,
-                line,
-                label: format!(
-                    "{} → {} ({})",
-                    r.source.text,
-                    r.target.text,
-                    mzk_analyzer::graph::edge_label(r)
-                ),
-                hits: fired.iter().filter(|i| **i == r.index).count(),
-            }
+                .map_or(0, |f| f.line_index.line_of(r.range.start) as usize + 1)
         })
         .collect();
     BundleCoverage {
         bundle: bundle.dir.clone(),
         graph_file: graph.map(|f| bundle.dir.join(&f.relative)),
-        rules,
+        coverage: Coverage::of(bundle, scenarios, fired),
+        lines,
     }
 }
 
@@ -132,6 +107,7 @@ pub fn run(args: TestArgs) -> ExitCode {
             .clone()
             .unwrap_or_else(|| Worker::default_python(&bundle.dir));
         let mut fired = Vec::new();
+        let mut scenarios = 0;
         let files = scenario_files(&bundle.dir);
         say(format!(
             "{} ({} scenarios)",
@@ -153,6 +129,7 @@ pub fn run(args: TestArgs) -> ExitCode {
                     say(format!("  skip {name}: states no expected outcome"));
                 }
                 Ok(result) => {
+                    scenarios += 1;
                     fired.extend(result.state.rules.iter().copied());
                     match result.divergence {
                         None => {
@@ -167,25 +144,39 @@ pub fn run(args: TestArgs) -> ExitCode {
                 }
             }
         }
-        coverages.push(coverage_of(bundle, &fired));
+        let coverage = coverage_of(bundle, scenarios, &fired);
+        // Kept for the language server's hints; a bundle without a scenario
+        // that ran has nothing to show.
+        if scenarios > 0 {
+            if let Err(e) = coverage.coverage.save(&bundle.dir) {
+                eprintln!("mzk: warning: {e}");
+            }
+        }
+        coverages.push(coverage);
     }
     let mut below = false;
     for c in &coverages {
-        let covered = c.rules.iter().filter(|r| r.hits > 0).count();
         say(format!(
-            "coverage {}: {covered}/{} rules ({:.1}%)",
+            "coverage {}: {}/{} rules ({:.1}%)",
             display(&c.bundle),
-            c.rules.len(),
-            c.percent()
+            c.coverage.covered(),
+            c.coverage.rules.len(),
+            c.coverage.percent()
         ));
-        for r in c.rules.iter().filter(|r| r.hits == 0) {
+        for (r, line) in c.coverage.rules.iter().zip(&c.lines) {
+            if r.hits > 0 {
+                continue;
+            }
             let file = c.graph_file.as_deref().map_or_else(String::new, display);
             say(format!(
-                "  never fired: rule {} at {file}:{}: {}",
-                r.index, r.line, r.label
+                "  never fired: rule {} at {file}:{line}: {}",
+                r.index, r.rule
             ));
         }
-        if args.min_coverage.is_some_and(|min| c.percent() < min) {
+        if args
+            .min_coverage
+            .is_some_and(|min| c.coverage.percent() < min)
+        {
             below = true;
         }
     }
@@ -221,13 +212,13 @@ fn coverage_json(coverages: &[BundleCoverage]) -> Value {
         "bundles": coverages.iter().map(|c| json!({
             "bundle": display(&c.bundle),
             "file": c.graph_file.as_deref().map(display),
-            "covered": c.rules.iter().filter(|r| r.hits > 0).count(),
-            "total": c.rules.len(),
-            "percent": (c.percent() * 10.0).round() / 10.0,
-            "rules": c.rules.iter().map(|r| json!({
+            "covered": c.coverage.covered(),
+            "total": c.coverage.rules.len(),
+            "percent": (c.coverage.percent() * 10.0).round() / 10.0,
+            "rules": c.coverage.rules.iter().zip(&c.lines).map(|(r, line)| json!({
                 "index": r.index,
-                "line": r.line,
-                "rule": r.label,
+                "line": line,
+                "rule": r.rule,
                 "hits": r.hits,
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
@@ -241,14 +232,11 @@ fn lcov(coverages: &[BundleCoverage]) -> String {
         let Some(file) = &c.graph_file else { continue };
         out.push_str("TN:mzk\n");
         out.push_str(&format!("SF:{}\n", file.display()));
-        for r in &c.rules {
-            out.push_str(&format!("DA:{},{}\n", r.line, r.hits));
+        for (r, line) in c.coverage.rules.iter().zip(&c.lines) {
+            out.push_str(&format!("DA:{line},{}\n", r.hits));
         }
-        out.push_str(&format!("LF:{}\n", c.rules.len()));
-        out.push_str(&format!(
-            "LH:{}\n",
-            c.rules.iter().filter(|r| r.hits > 0).count()
-        ));
+        out.push_str(&format!("LF:{}\n", c.coverage.rules.len()));
+        out.push_str(&format!("LH:{}\n", c.coverage.covered()));
         out.push_str("end_of_record\n");
     }
     out

@@ -3,6 +3,7 @@
 //! message loop, diagnostics are published for every file of the bundle, and
 //! definition, references and hover come from `analyzer::ide`.
 
+mod coverage;
 mod framing;
 mod runs;
 
@@ -67,6 +68,9 @@ struct State {
     roots: Vec<PathBuf>,
     /// Whether the client lets us register file watchers.
     can_watch: bool,
+    /// Whether the client re-asks for inlay hints when told to (after
+    /// `mzk test` rewrites a coverage file).
+    can_refresh_hints: bool,
     /// Per bundle, the per-file work of its last analyses (see `FileCache`).
     caches: HashMap<PathBuf, Arc<std::sync::Mutex<FileCache>>>,
     /// Per workflows root, what its shared folders mention; dropped when a
@@ -378,6 +382,12 @@ impl Backend {
     /// re-analyse each bundle they belong to once. Open documents keep their
     /// editor text.
     async fn files_changed(&self, paths: Vec<PathBuf>) {
+        // A coverage file written by `mzk test` changes hints, not analyses.
+        let (coverage, paths): (Vec<PathBuf>, Vec<PathBuf>) =
+            paths.into_iter().partition(|p| coverage::affects_hints(p));
+        if !coverage.is_empty() && self.state.lock().await.can_refresh_hints {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
         let mut bundles: Vec<PathBuf> = Vec::new();
         let mut shared_changed: Vec<PathBuf> = Vec::new();
         for path in paths {
@@ -446,7 +456,11 @@ impl Backend {
                         if matches!(event.kind, notify::EventKind::Access(_)) {
                             return;
                         }
-                        for path in event.paths.into_iter().filter(|p| crate::watched_path(p)) {
+                        for path in event
+                            .paths
+                            .into_iter()
+                            .filter(|p| crate::watched_path(p) || coverage::affects_hints(p))
+                        {
                             let _ = tx.send(path);
                         }
                     }
@@ -624,12 +638,14 @@ impl LanguageServer for Backend {
                     .collect(),
             };
             state.roots = roots;
-            state.can_watch = params
-                .capabilities
-                .workspace
-                .as_ref()
+            let workspace = params.capabilities.workspace.as_ref();
+            state.can_watch = workspace
                 .and_then(|w| w.did_change_watched_files.as_ref())
                 .and_then(|d| d.dynamic_registration)
+                .unwrap_or(false);
+            state.can_refresh_hints = workspace
+                .and_then(|w| w.inlay_hint.as_ref())
+                .and_then(|h| h.refresh_support)
                 .unwrap_or(false);
         }
         Ok(InitializeResult {
@@ -666,6 +682,7 @@ impl LanguageServer for Backend {
                     },
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(vec![":".into(), " ".into(), "{".into(), "-".into()]),
@@ -696,13 +713,19 @@ impl LanguageServer for Backend {
             (state.roots.clone(), state.can_watch)
         };
         if can_watch {
-            let watchers = ["**/*.yaml", "**/*.yml", "**/*.py", "**/*.toml"]
-                .into_iter()
-                .map(|glob| FileSystemWatcher {
-                    glob_pattern: GlobPattern::String(glob.into()),
-                    kind: None,
-                })
-                .collect();
+            let watchers = [
+                "**/*.yaml",
+                "**/*.yml",
+                "**/*.py",
+                "**/*.toml",
+                "**/.mzk/coverage.json",
+            ]
+            .into_iter()
+            .map(|glob| FileSystemWatcher {
+                glob_pattern: GlobPattern::String(glob.into()),
+                kind: None,
+            })
+            .collect();
             let registration = Registration {
                 id: "mzk-watch".into(),
                 method: "workspace/didChangeWatchedFiles".into(),
@@ -832,6 +855,21 @@ impl LanguageServer for Backend {
         }
         symbols.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Some(WorkspaceSymbolResponse::Flat(symbols)))
+    }
+
+    /// After `mzk test`: how often each rule fired, at the end of its line.
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let uri = params.text_document.uri;
+        let Some((analysis, file, _, unit)) = self.locate(&uri, Position::new(0, 0)).await else {
+            return Ok(None);
+        };
+        let Some(coverage) = mzk_runtime::suite::Coverage::load(&analysis.bundle.dir) else {
+            return Ok(None);
+        };
+        let hints = guarded("inlayHint", || {
+            coverage::hints(&analysis, file, &coverage, params.range, unit)
+        })?;
+        Ok(Some(hints))
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
