@@ -232,6 +232,10 @@ fn explain_and_rules() {
     let out = mzk(&["explain", "mz101"], &repo());
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).starts_with("# MZ101 unknown-key"));
+    // The generated section is a Markdown section of its own.
+    assert!(stdout(&out).contains(
+        "what you wrote).\n\n## Severity and configuration\n\nDefault severity: **error**"
+    ));
     let by_name = stdout(&mzk(&["explain", "duplicate-key"], &repo()));
     assert!(by_name.starts_with("# MZ002 duplicate-key"));
     let rules = stdout(&mzk(&["rules"], &repo()));

@@ -149,7 +149,7 @@ pub fn analyse_one(path: &std::path::Path) -> Result<mzk_analyzer::Analysis, Exi
 pub fn explain(rule: Rule) -> String {
     let info = rule.info();
     format!(
-        "{}\n## Severity and configuration\n\nDefault severity: **{}**. In `mzk.toml` (or `[tool.mzk]`): `ignore = [\"{code}\"]` turns it off, `[severity]` `{code} = \"error\"` (or `\"warning\"`, `\"info\"`) changes how loud it is, `[per-file-ignores]` turns it off in some files; `# mzk: ignore[{code}]` suppresses one place (docs/configuration.md).\n",
+        "{}\n\n## Severity and configuration\n\nDefault severity: **{}**. In `mzk.toml` (or `[tool.mzk]`): `ignore = [\"{code}\"]` turns it off, `[severity]` `{code} = \"error\"` (or `\"warning\"`, `\"info\"`) changes how loud it is, `[per-file-ignores]` turns it off in some files; `# mzk: ignore[{code}]` suppresses one place (docs/configuration.md).\n",
         info.doc.trim_end(),
         info.severity.as_str(),
         code = info.code,
