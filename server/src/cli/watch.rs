@@ -27,10 +27,7 @@ pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, Str
     let (tx, rx) = mpsc::channel::<PathBuf>();
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event {
-            if matches!(event.kind, notify::EventKind::Access(_)) {
-                return;
-            }
-            for path in event.paths.into_iter().filter(|p| crate::watched_path(p)) {
+            for path in crate::changed_paths(event) {
                 let _ = tx.send(path);
             }
         }
@@ -111,5 +108,25 @@ mod tests {
         assert!(!crate::watched_path(Path::new("/w/.git/index")));
         assert!(!crate::watched_path(Path::new("/w/B/node_modules/x/a.js")));
         assert!(!crate::watched_path(Path::new("/w/B/notes.txt")));
+    }
+
+    #[test]
+    fn created_folders_stand_for_the_files_written_into_them() {
+        use notify::event::{AccessKind, CreateKind, EventKind, ModifyKind};
+        let event = |kind, path: &str| notify::Event::new(kind).add_path(path.into());
+        let folder = EventKind::Create(CreateKind::Folder);
+        assert_eq!(
+            crate::changed_paths(event(folder, "/w/B/tools")),
+            [Path::new("/w/B/tools")]
+        );
+        assert!(crate::changed_paths(event(folder, "/w/B/node_modules/x")).is_empty());
+        let modified = EventKind::Modify(ModifyKind::Any);
+        assert!(crate::changed_paths(event(modified, "/w/B/tools")).is_empty());
+        assert_eq!(
+            crate::changed_paths(event(modified, "/w/B/agents.yaml")),
+            [Path::new("/w/B/agents.yaml")]
+        );
+        let read = EventKind::Access(AccessKind::Any);
+        assert!(crate::changed_paths(event(read, "/w/B/agents.yaml")).is_empty());
     }
 }

@@ -2,21 +2,11 @@
 //! transition_graph.yaml shows how often it fired in the bundle's scenarios,
 //! read from the bundle's `.mzk/coverage.json`.
 
-use std::path::Path;
-
 use mzk_analyzer::diagnostics::FileId;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::Analysis;
 use mzk_runtime::suite::Coverage;
 use tower_lsp_server::ls_types::{InlayHint, InlayHintLabel, InlayHintTooltip, Range};
-
-/// Whether a file change concerns the hints: the coverage file, or the
-/// `.mzk` folder itself (a watcher that learns of a new folder only starts
-/// watching it after the event, so the first coverage file written into a new
-/// `.mzk` can go unseen; its folder's creation stands for it).
-pub fn affects_hints(path: &Path) -> bool {
-    path.ends_with(".mzk/coverage.json") || path.file_name().is_some_and(|n| n == ".mzk")
-}
 
 /// The hints of the rules of `file` whose first line lies in `range`. A rule
 /// edited since the coverage was measured (another source, target or

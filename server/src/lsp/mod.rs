@@ -382,10 +382,13 @@ impl Backend {
     /// re-analyse each bundle they belong to once. Open documents keep their
     /// editor text.
     async fn files_changed(&self, paths: Vec<PathBuf>) {
-        // A coverage file written by `mzk test` changes hints, not analyses.
-        let (coverage, paths): (Vec<PathBuf>, Vec<PathBuf>) =
-            paths.into_iter().partition(|p| coverage::affects_hints(p));
-        if !coverage.is_empty() && self.state.lock().await.can_refresh_hints {
+        // A coverage file written by `mzk test` changes hints, not analyses;
+        // a new folder may hold one the watcher never reported.
+        let (coverage, paths): (Vec<PathBuf>, Vec<PathBuf>) = paths
+            .into_iter()
+            .partition(|p| p.ends_with(".mzk/coverage.json"));
+        let new_folder = paths.iter().any(|p| p.is_dir());
+        if (new_folder || !coverage.is_empty()) && self.state.lock().await.can_refresh_hints {
             let _ = self.client.inlay_hint_refresh().await;
         }
         let mut bundles: Vec<PathBuf> = Vec::new();
@@ -453,14 +456,7 @@ impl Backend {
             let watcher =
                 notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                     if let Ok(event) = event {
-                        if matches!(event.kind, notify::EventKind::Access(_)) {
-                            return;
-                        }
-                        for path in event
-                            .paths
-                            .into_iter()
-                            .filter(|p| crate::watched_path(p) || coverage::affects_hints(p))
-                        {
+                        for path in crate::changed_paths(event) {
                             let _ = tx.send(path);
                         }
                     }
