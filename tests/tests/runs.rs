@@ -35,6 +35,18 @@ fn json_lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The events of `mzk ARGS` (given `--json`), which must succeed.
+fn run_events(args: &[&str], cwd: &Path) -> Vec<Value> {
+    let out = mzk(args, cwd);
+    assert!(
+        out.status.success(),
+        "mzk {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_lines(&out)
+}
+
 fn show(root: &Path, bundle: &str, id: &str) -> Value {
     let out = mzk(&["runs", "show", id, bundle, "--json"], root);
     assert!(
@@ -74,7 +86,7 @@ fn a_paused_run_resumes_in_another_process_with_its_history() {
     assert_eq!(events.last().unwrap()["status"], "paused");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("--resume {id}")));
 
-    let out = mzk(
+    let events = run_events(
         &[
             "run",
             "PauseResume",
@@ -88,12 +100,6 @@ fn a_paused_run_resumes_in_another_process_with_its_history() {
         ],
         &root,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = json_lines(&out);
     assert_eq!(events[0]["type"], "user_message");
     assert_eq!(events[0]["text"], "yes");
     let last = events.last().unwrap();
@@ -238,7 +244,7 @@ fn a_killed_run_resumes_by_running_its_interrupted_turn_again() {
     child.kill().unwrap();
     child.wait().unwrap();
     std::fs::remove_file(root.join("Chain/tools/block")).unwrap();
-    let out = mzk(
+    let events = run_events(
         &[
             "run",
             "Chain",
@@ -250,12 +256,6 @@ fn a_killed_run_resumes_by_running_its_interrupted_turn_again() {
         ],
         &root,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let events = json_lines(&out);
     assert_eq!(events[0]["type"], "notice");
     assert_eq!(
         events[0]["message"],
@@ -388,13 +388,7 @@ fn the_synthetic_model_runs_every_example_offline() {
     for name in ["Hello", "SupportDesk"] {
         let root = Scratch::new(&format!("runs-synthetic-{name}"));
         copy_dir(&repo().join("bundles").join(name), &root.join(name));
-        let out = mzk(&["run", name, "--json"], &root);
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let events = json_lines(&out);
+        let events = run_events(&["run", name, "--json"], &root);
         let replies = events
             .iter()
             .filter(|e| e["type"] == "model_response")
@@ -539,13 +533,7 @@ fn the_real_smoke_bundles_run_with_their_smoke_files_and_mozaiks_installed() {
         if !smoke.is_empty() {
             args.push(smoke);
         }
-        let out = mzk(&args, &root);
-        assert!(
-            out.status.success(),
-            "{bundle}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let events = json_lines(&out);
+        let events = run_events(&args, &root);
         let last = events.last().unwrap();
         assert_eq!(
             (last["status"].as_str(), last["reason"].as_str()),
