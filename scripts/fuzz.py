@@ -9,8 +9,13 @@ Targets run with `--sanitizer none` (stable Rust; coverage guidance still
 works). A crash, a hang (-timeout) or running out of memory (-rss_limit_mb)
 fails the run; the input is copied to fuzz/regressions/<target>/, where
 `cargo test` replays it (tests/tests/fuzz_regressions.rs) once it is fixed.
+A death that leaves libFuzzer no chance to write its artifact (a stack
+overflow, a signal) still leaves its input: each target keeps the input it is
+about to run in a file (`mzk_tests::fuzz::record`), kept as the reproducer
+when the target ends without an artifact.
 """
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -84,6 +89,24 @@ def seeds(target_dir):
     return {t: len(v) for t, v in out.items()}
 
 
+def last_run_input(path):
+    """The input a target was running when it died, from its record file."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 8:
+        return None
+    length = int.from_bytes(data[:8], "little")
+    return data[8:8 + length] if len(data) >= 8 + length else None
+
+
+def describe_exit(code):
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=60)
@@ -101,20 +124,37 @@ def main():
         artifacts = FUZZ / "artifacts" / target
         shutil.rmtree(artifacts, ignore_errors=True)
         artifacts.mkdir(parents=True)
+        last_input = artifacts / "last-input"
         print(f"== fuzz {target} for {args.seconds} s", flush=True)
         result = subprocess.run(
             ["cargo", "fuzz", "run", "--sanitizer", "none", "--jobs", "1", target,
              str(corpus), str(FUZZ / "seeds" / target), "--",
              f"-max_total_time={args.seconds}", "-timeout=20", "-rss_limit_mb=2048",
              f"-artifact_prefix={artifacts}/", "-print_final_stats=1"],
-            cwd=FUZZ)
-        found = sorted(artifacts.iterdir())
+            cwd=FUZZ, env={**os.environ, "MZK_FUZZ_LAST_INPUT": str(last_input)})
+        found = sorted(p for p in artifacts.iterdir() if p != last_input)
         if result.returncode != 0 or found:
             keep = REPO / "fuzz" / "regressions" / target
             keep.mkdir(parents=True, exist_ok=True)
+            kept = []
             for path in found:
                 shutil.copy(path, keep / path.name)
-            failed.append(f"{target}: exit {result.returncode}, inputs kept in {keep}: {[p.name for p in found]}")
+                kept.append(keep / path.name)
+            if not found:
+                # Killed before libFuzzer could write an artifact: the input
+                # being run is the reproducer.
+                reproducer = last_run_input(last_input)
+                if reproducer is not None:
+                    path = keep / f"died-{hashlib.sha1(reproducer).hexdigest()}"
+                    path.write_bytes(reproducer)
+                    kept.append(path)
+            how = describe_exit(result.returncode)
+            lines = [f"{target}: {how}; inputs kept: {[str(p.relative_to(REPO)) for p in kept] or 'none (the target never started an input)'}"]
+            for path in kept:
+                lines.append(f"  replay: (cd fuzz && cargo fuzz run --sanitizer none {target} {path.relative_to(FUZZ)})")
+            if kept:
+                lines.append("  once fixed, `cargo test -p mzk-tests --test fuzz_regressions` replays them on every run")
+            failed.append("\n  ".join(lines))
     if failed:
         print("fuzzing found problems:\n  " + "\n  ".join(failed))
         sys.exit(1)

@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The test command must leave the checkout as it found it: what git shows
+# now is compared with what it shows at the end.
+tree_before=""
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  tree_before=$(git status --porcelain)
+fi
+
 need_apt=()
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
@@ -72,3 +79,12 @@ echo "== mzk test bundles"
 # hang or out-of-memory fails the run and keeps the input in fuzz/regressions.
 echo "== fuzz"
 python3 scripts/fuzz.py --seconds "${MZK_FUZZ_SECONDS:-60}"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  tree_after=$(git status --porcelain)
+  if [ "$tree_after" != "$tree_before" ]; then
+    echo "the test command changed the checkout (git status before and after):" >&2
+    diff <(echo "$tree_before") <(echo "$tree_after") >&2 || true
+    git diff --stat >&2 || true
+    exit 1
+  fi
+fi

@@ -48,7 +48,7 @@ impl FileSystem for RealFs {
                 "not a regular file",
             ));
         }
-        if meta.len() > (syntax::yaml::MAX_FILE_BYTES as u64) * 4 {
+        if meta.len() > (crate::limits::MAX_FILE_BYTES as u64) * 4 {
             // Do not load huge files just to refuse them: keep the size only.
             return Err(io::Error::new(
                 io::ErrorKind::FileTooLarge,
@@ -137,6 +137,10 @@ pub struct Analysis {
     pub bundle: Bundle,
     pub symbols: model::SymbolTable,
     pub diagnostics: Vec<Diagnostic>,
+    /// Bundle files that could not be read to their end (bad encoding, a
+    /// syntax error, too large): findings that would depend on them are held
+    /// back, and no fix touches them.
+    pub incomplete: Vec<FileId>,
 }
 
 /// Analyses the bundle in `dir` (a folder holding orchestrator.yaml).
@@ -165,6 +169,7 @@ pub fn analyze_bundle_cached(
         .unwrap_or_default();
     bundle.dir = dir.to_path_buf();
     let mut diagnostics = Vec::new();
+    let mut incomplete = Vec::new();
     for &kind in FILE_KINDS {
         let path = dir.join(kind.path());
         let id = FileId(bundle.files.len() as u32);
@@ -186,6 +191,7 @@ pub fn analyze_bundle_cached(
                         kind.path()
                     ),
                 ));
+                incomplete.push(id);
                 bundle.files.push(SourceFile {
                     id,
                     relative: kind.path().to_string(),
@@ -198,6 +204,9 @@ pub fn analyze_bundle_cached(
         };
         let memo = cache.yaml(&path, bytes, |bytes| read_yaml(kind, bytes, id));
         diagnostics.extend(memo.diagnostics_for(id));
+        if !memo.complete {
+            incomplete.push(id);
+        }
         bundle.files.push(SourceFile {
             id,
             relative: kind.path().to_string(),
@@ -215,13 +224,120 @@ pub fn analyze_bundle_cached(
     let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
     model::mentions::scan(&mut bundle, fs, &unreferenced, shared, cache);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
+    hold_back(&bundle, &incomplete, &mut diagnostics);
     sort_diagnostics(&mut diagnostics);
     cache.finish();
     Analysis {
         bundle,
         symbols,
         diagnostics,
+        incomplete,
     }
+}
+
+/// While a file of the bundle cannot be read to its end, nothing is reported
+/// *because of* what could not be read: every finding of a rule that reads
+/// more than the file it is reported in is held back (a reference into the
+/// broken file would look unresolved, a rule written there missing), and no
+/// fix is offered inside the broken file, whose analysis is partial. The
+/// broken file's first error says so. Findings of rules that read only their
+/// own file stay, in every file.
+fn hold_back(bundle: &Bundle, incomplete: &[FileId], diagnostics: &mut Vec<Diagnostic>) {
+    if incomplete.is_empty() {
+        return;
+    }
+    diagnostics.retain(|d| d.rule.reads_only_its_file());
+    for d in diagnostics
+        .iter_mut()
+        .filter(|d| incomplete.contains(&d.file))
+    {
+        d.fixes.clear();
+    }
+    for &id in incomplete {
+        let name = bundle.file(id).map_or("", |f| f.relative.as_str());
+        if let Some(first) = diagnostics
+            .iter_mut()
+            .filter(|d| d.file == id && d.severity == crate::diagnostics::Severity::Error)
+            .min_by_key(|d| d.range.start)
+        {
+            first.message.push_str(&held_back_note(name));
+        }
+    }
+}
+
+/// What the first error of a file that cannot be read says about the checks
+/// held back meanwhile.
+fn held_back_note(name: &str) -> String {
+    format!(
+        " (until {name} can be read to its end, mzk holds back the checks that read it together with other files: references, the transition graph, authority, Python bindings, structured outputs, prompts and unused suppressions)"
+    )
+}
+
+/// An editor's view while files cannot be read: `current` is the analysis of
+/// the texts as they are, `last_readable` that of the same texts with each
+/// unreadable file replaced by the last version of it that could be read.
+/// The other files keep the findings of `last_readable` (so they do not
+/// change while the author types one broken line), the unreadable files keep
+/// their own (the syntax error). Fixes that would edit an unreadable file are
+/// dropped: they were computed on a text that is no longer there.
+pub fn merge_last_readable(current: &mut Analysis, last_readable: Analysis) {
+    let unreadable: Vec<&str> = current
+        .incomplete
+        .iter()
+        .filter_map(|id| current.bundle.file(*id).map(|f| f.relative.as_str()))
+        .collect();
+    let current_id = |relative: &str| current.bundle.file_at(relative).map(|f| f.id);
+    let kind_unreadable = |kind: crate::schema::FileKind| unreadable.contains(&kind.path());
+    let mut merged: Vec<Diagnostic> = Vec::new();
+    for mut d in last_readable.diagnostics {
+        let Some(file) = last_readable.bundle.file(d.file) else {
+            continue;
+        };
+        if unreadable.contains(&file.relative.as_str()) {
+            continue;
+        }
+        let Some(id) = current_id(&file.relative) else {
+            continue;
+        };
+        d.file = id;
+        // Related locations in files both analyses share keep their place.
+        let related = std::mem::take(&mut d.related);
+        d.related = related
+            .into_iter()
+            .filter_map(|mut r| {
+                let relative = &last_readable.bundle.file(r.file)?.relative;
+                if unreadable.contains(&relative.as_str()) {
+                    return None;
+                }
+                r.file = current_id(relative)?;
+                Some(r)
+            })
+            .collect();
+        d.fixes.retain(|fix| {
+            fix.edits_other_file()
+                .is_none_or(|kind| !kind_unreadable(kind))
+        });
+        merged.push(d);
+    }
+    for d in &current.diagnostics {
+        let Some(file) = current.bundle.file(d.file) else {
+            continue;
+        };
+        if !unreadable.contains(&file.relative.as_str()) {
+            continue;
+        }
+        let mut d = d.clone();
+        let note = held_back_note(&file.relative);
+        if let Some(message) = d.message.strip_suffix(&note) {
+            d.message = format!(
+                "{message} (meanwhile mzk checks the other files against the last version of {} that could be read)",
+                file.relative
+            );
+        }
+        merged.push(d);
+    }
+    sort_diagnostics(&mut merged);
+    current.diagnostics = merged;
 }
 
 /// The order diagnostics are reported in: by file, position, rule and
@@ -269,14 +385,22 @@ pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<An
     let slots = std::sync::Mutex::new(&mut results);
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| loop {
+            let work = || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(dir) = dirs.get(i) else { break };
                 let analysis = analyze(dir);
                 if let Ok(mut slots) = slots.lock() {
                     slots[i] = Some(analysis);
                 }
-            });
+            };
+            let spawned = std::thread::Builder::new()
+                .stack_size(crate::limits::THREAD_STACK_BYTES)
+                .spawn_scoped(scope, work);
+            if spawned.is_err() {
+                // No thread to be had: the bundles left are analysed by the
+                // workers already running, or here.
+                work();
+            }
         }
     });
     results.into_iter().flatten().collect()
@@ -287,9 +411,11 @@ fn read_yaml(kind: crate::schema::FileKind, bytes: &[u8], id: FileId) -> YamlMem
     let mut diagnostics = Vec::new();
     let (text, readable) = decode(bytes.to_vec(), id, &mut diagnostics);
     let mut root = None;
+    let mut complete = false;
     if readable {
         let document = syntax::parse(&text, id, &mut diagnostics);
-        if !document.failed {
+        complete = !document.failed;
+        if complete {
             root = validate_file(kind, document.root.as_ref(), id, &mut diagnostics);
         }
     }
@@ -299,6 +425,7 @@ fn read_yaml(kind: crate::schema::FileKind, bytes: &[u8], id: FileId) -> YamlMem
         diagnostics,
         file: id,
         root,
+        complete,
     }
 }
 

@@ -25,6 +25,9 @@ pub(crate) struct YamlMemo {
     pub file: FileId,
     /// The validated root, when the file could be parsed and validated.
     pub root: Option<Obj>,
+    /// Whether the whole file was read: decoded and parsed to its end (an
+    /// empty file is complete; a syntax error or bad encoding is not).
+    pub complete: bool,
 }
 
 impl YamlMemo {

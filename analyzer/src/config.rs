@@ -322,11 +322,17 @@ impl Config {
     /// Drops what the selection and suppressions turn off, sets severities,
     /// and reports unused or unreadable suppression comments (MZ901, MZ902).
     pub fn apply(&self, analysis: &mut Analysis) {
-        crate::checks::prompt_findings(
-            &analysis.bundle,
-            &self.prompt_limits,
-            &mut analysis.diagnostics,
-        );
+        // While a file cannot be read, cross-file findings are held back
+        // (see `analysis::hold_back`): the prompt checks read every file, and
+        // a suppression may only look unused because its finding was held.
+        let complete = analysis.incomplete.is_empty();
+        if complete {
+            crate::checks::prompt_findings(
+                &analysis.bundle,
+                &self.prompt_limits,
+                &mut analysis.diagnostics,
+            );
+        }
         let bundle = &analysis.bundle;
         let mut suppressions: Vec<Suppressions> = bundle
             .files
@@ -359,7 +365,7 @@ impl Config {
         }
         for s in &suppressions {
             for d in s.findings(|rule| self.enabled(rule)) {
-                if self.enabled(d.rule) {
+                if self.enabled(d.rule) && (complete || d.rule.reads_only_its_file()) {
                     let mut d = d;
                     if let Some(severity) = self.severity_of(d.rule) {
                         d.severity = severity;

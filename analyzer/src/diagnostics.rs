@@ -87,6 +87,18 @@ pub enum Fix {
 }
 
 impl Fix {
+    /// The file kind a fix edits when that is not the file of its
+    /// diagnostic (a declaration, a fallback rule).
+    pub fn edits_other_file(&self) -> Option<crate::schema::FileKind> {
+        match self {
+            Fix::DeclareVariable { .. } => Some(crate::schema::FileKind::ContextVariables),
+            Fix::AddFallback { .. } => Some(crate::schema::FileKind::TransitionGraph),
+            Fix::ReplaceWord { .. } | Fix::RemoveEntry { .. } | Fix::RemoveSuppression { .. } => {
+                None
+            }
+        }
+    }
+
     pub fn applicability(&self) -> Applicability {
         match self {
             Fix::ReplaceWord { .. }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod graph;
 pub mod ide;
+pub mod limits;
 pub mod memo;
 pub mod model;
 pub mod prompt;

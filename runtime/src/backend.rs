@@ -10,7 +10,7 @@ use mzk_analyzer::model::Bundle;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::outputs;
+pub use crate::synthetic::SyntheticBackend;
 
 /// What the runner asks the model for one turn.
 #[derive(Debug, Clone)]
@@ -256,72 +256,5 @@ impl ModelBackend for ScenarioBackend {
                 q.consumed.insert(key.clone(), n);
             }
         }
-    }
-}
-
-/// The offline stand-in model: a structured output that satisfies the
-/// agent's registry model (literal fields take values the bundle routes on),
-/// or a short text. It calls no LLM tools; auto tools run from its outputs.
-#[derive(Clone)]
-pub struct SyntheticBackend {
-    /// Model name → the synthesized object.
-    outputs: BTreeMap<String, Value>,
-}
-
-impl SyntheticBackend {
-    pub fn new(bundle: &Bundle) -> SyntheticBackend {
-        let tested = outputs::tested_values(bundle);
-        let outputs = bundle
-            .models
-            .iter()
-            .map(|m| {
-                (
-                    m.name.text.clone(),
-                    outputs::synthesize(bundle, &m.name.text, &tested),
-                )
-            })
-            .collect();
-        SyntheticBackend { outputs }
-    }
-
-    fn reply(&self, request: &TurnRequest) -> ModelReply {
-        let body = match request
-            .response_model
-            .as_ref()
-            .and_then(|m| self.outputs.get(m))
-        {
-            Some(output) => {
-                let mut output = output.clone();
-                // A task worker's reply names its task (§6.4 step 6).
-                if let Some(map) = output.as_object_mut() {
-                    for (field, value) in
-                        [("task_id", &request.task_id), ("kind", &request.task_kind)]
-                    {
-                        if let (Some(slot), Some(v)) = (map.get_mut(field), value) {
-                            *slot = Value::String(v.clone());
-                        }
-                    }
-                }
-                Value::String(output.to_string())
-            }
-            None => Value::String(format!("[synthetic reply from {}]", request.agent)),
-        };
-        ModelReply {
-            body,
-            tool_calls: Vec::new(),
-            synthetic: true,
-            needs_tool_results: false,
-        }
-    }
-}
-
-impl ModelBackend for SyntheticBackend {
-    fn name(&self) -> &'static str {
-        "synthetic"
-    }
-
-    fn respond<'a>(&'a self, request: &'a TurnRequest) -> BackendFuture<'a> {
-        let reply = self.reply(request);
-        Box::pin(async move { Ok(reply) })
     }
 }

@@ -289,7 +289,10 @@ impl Event {
                 None => format!("  → {to} ({kind})"),
             },
             Event::Paused { agent, .. } => format!("paused: {agent} handed over to the user"),
-            Event::BatchStarted { batch, tasks, .. } => format!("  batch {batch}: {tasks} tasks"),
+            Event::BatchStarted { batch, tasks, .. } => format!(
+                "  batch {batch}: {tasks} task{}",
+                if *tasks == 1 { "" } else { "s" }
+            ),
             Event::TaskQueued { .. } => return None,
             Event::TaskStarted {
                 batch,

@@ -283,4 +283,30 @@ mod tests {
             .unwrap_err()
             .contains("not iterable"));
     }
+
+    /// The deepest trees the compiler lets through evaluate on half the
+    /// stack of the threads that run them.
+    #[test]
+    fn the_deepest_compilable_trees_evaluate_on_a_small_stack() {
+        let deepest = [
+            format!("{}${{a}}", "not ".repeat(999)),
+            format!("{}1 in ${{a}}{}", "(".repeat(199), ")".repeat(199)),
+            format!("{}${{a}}{}", "len([".repeat(99), "])".repeat(99)),
+            format!(
+                "{}{}${{a}}{}",
+                "len([not ".repeat(99),
+                "not ".repeat(700),
+                "])".repeat(99)
+            ),
+        ];
+        for src in deepest {
+            let outcome = std::thread::Builder::new()
+                .stack_size(mzk_analyzer::limits::THREAD_STACK_BYTES / 2)
+                .spawn(move || run(&src, json!({"a": [1]})))
+                .unwrap()
+                .join()
+                .expect("no stack overflow");
+            assert!(outcome.is_ok(), "{outcome:?}");
+        }
+    }
 }

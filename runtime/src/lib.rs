@@ -16,6 +16,7 @@ pub mod outputs;
 pub mod python;
 pub mod scenario;
 pub mod suite;
+pub mod synthetic;
 pub mod value;
 
 pub use engine::{Engine, EventSink, Recorder, RunOptions, RunState};

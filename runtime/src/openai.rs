@@ -9,6 +9,9 @@ use serde_json::{json, Map, Value};
 
 use crate::backend::{BackendFuture, ModelBackend, ModelReply, ToolCallSpec, TurnRequest};
 
+/// Where requests go when no endpoint is named.
+const PUBLIC_ENDPOINT: &str = "https://api.openai.com/v1";
+
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
     /// Up to `/v1` (the request goes to `<base_url>/chat/completions`).
@@ -35,16 +38,24 @@ impl OpenAiConfig {
                 .iter()
                 .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
         };
-        let base_url = base_url
-            .or_else(|| env(&["MZK_OPENAI_BASE_URL", "OPENAI_BASE_URL"]))
-            .unwrap_or_else(|| "https://api.openai.com/v1".into());
+        let chosen_url = base_url.or_else(|| env(&["MZK_OPENAI_BASE_URL", "OPENAI_BASE_URL"]));
         let model = model
             .or_else(|| env(&["MZK_MODEL", "OPENAI_MODEL"]))
             .ok_or("the openai backend needs a model: --model NAME, or MZK_MODEL / OPENAI_MODEL")?;
+        let api_key = env(&["MZK_OPENAI_API_KEY", "OPENAI_API_KEY"]);
+        // A local OpenAI-compatible server may take no key; the public
+        // endpoint always does, so say so now rather than after a request.
+        if chosen_url.is_none() && api_key.is_none() {
+            return Err(format!(
+                "the openai backend needs an API key for {PUBLIC_ENDPOINT}: set MZK_OPENAI_API_KEY or OPENAI_API_KEY \
+                 (or point --endpoint at an OpenAI-compatible server that takes none)"
+            ));
+        }
+        let base_url = chosen_url.unwrap_or_else(|| PUBLIC_ENDPOINT.into());
         Ok(OpenAiConfig {
             base_url: base_url.trim_end_matches('/').to_string(),
             model,
-            api_key: env(&["MZK_OPENAI_API_KEY", "OPENAI_API_KEY"]),
+            api_key,
             timeout,
             retries: 3,
             backoff: Duration::from_millis(500),

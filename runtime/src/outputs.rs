@@ -375,23 +375,62 @@ pub fn tested_values(bundle: &Bundle) -> Vec<Value> {
     out
 }
 
-/// A value that satisfies the named type (§ the synthetic backend of issue 6):
-/// literals take a tested value when one exists, else their first value;
-/// lists are empty, scalars take their type's default, optional fields null.
-pub fn synthesize(bundle: &Bundle, model: &str, tested: &[Value]) -> Value {
-    synth_named(bundle, model, tested, 0)
+/// Which literal and boolean values the synthetic model picks: `first`
+/// in its order (the values that route the agent toward a completed run),
+/// then any value the bundle tests (`tested`), then the first allowed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Preference<'a> {
+    pub first: &'a [Value],
+    pub tested: &'a [Value],
 }
 
-fn pick_literal(values: &[Value], tested: &[Value]) -> Value {
-    values
+/// A value that satisfies the named type: literals and booleans as the
+/// preference says, text fields a short text made from the field's name,
+/// lists empty, numbers zero, optional fields null.
+pub fn synthesize(bundle: &Bundle, model: &str, prefer: Preference<'_>) -> Value {
+    synth_named(bundle, model, None, prefer, 0)
+}
+
+fn pick_literal(values: &[Value], prefer: Preference<'_>) -> Value {
+    prefer
+        .first
         .iter()
-        .find(|v| tested.iter().any(|t| py_eq(t, v)))
+        .find_map(|p| values.iter().find(|v| same_value(p, v)))
+        .or_else(|| {
+            values
+                .iter()
+                .find(|v| prefer.tested.iter().any(|t| py_eq(t, v)))
+        })
         .or_else(|| values.first())
         .cloned()
         .unwrap_or(Value::Null)
 }
 
-fn synth_named(bundle: &Bundle, name: &str, tested: &[Value], depth: usize) -> Value {
+/// Equal and of the same JSON kind (`true` is not `1` here).
+fn same_value(a: &Value, b: &Value) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b) && py_eq(a, b)
+}
+
+/// Non-empty text a reader can tell is made up: `(synthetic) agent message`.
+fn synthetic_text(field: Option<&str>) -> Value {
+    let what = field.map_or_else(|| "text".to_string(), |f| f.replace('_', " "));
+    Value::String(format!("(synthetic) {what}"))
+}
+
+fn first_variant(variants: &[mzk_analyzer::model::Name]) -> Option<&str> {
+    variants
+        .iter()
+        .find(|v| !v.text.eq_ignore_ascii_case("null") && !v.text.eq_ignore_ascii_case("none"))
+        .map(|v| v.as_str())
+}
+
+fn synth_named(
+    bundle: &Bundle,
+    name: &str,
+    field: Option<&str>,
+    prefer: Preference<'_>,
+    depth: usize,
+) -> Value {
     if depth > MAX_DEPTH {
         return Value::Null;
     }
@@ -399,49 +438,43 @@ fn synth_named(bundle: &Bundle, name: &str, tested: &[Value], depth: usize) -> V
         Some(def) => match def.kind {
             ModelKind::Literal => pick_literal(
                 &def.values.iter().map(yaml_to_json).collect::<Vec<_>>(),
-                tested,
+                prefer,
             ),
-            ModelKind::Union => def
-                .variants
-                .iter()
-                .find(|v| {
-                    !v.text.eq_ignore_ascii_case("null") && !v.text.eq_ignore_ascii_case("none")
-                })
-                .map_or(Value::Null, |v| {
-                    synth_named(bundle, v.as_str(), tested, depth + 1)
-                }),
+            ModelKind::Union => first_variant(&def.variants).map_or(Value::Null, |v| {
+                synth_named(bundle, v, field, prefer, depth + 1)
+            }),
             ModelKind::Model => {
                 let mut out = Map::new();
-                for field in &def.fields {
-                    let t = field.field_type.as_ref().map_or("str", |t| t.as_str());
+                for f in &def.fields {
+                    let t = f.field_type.as_ref().map_or("str", |t| t.as_str());
+                    let name = Some(f.name.text.as_str());
                     let value = match t {
                         "literal" => pick_literal(
-                            &field.values.iter().map(yaml_to_json).collect::<Vec<_>>(),
-                            tested,
+                            &f.values.iter().map(yaml_to_json).collect::<Vec<_>>(),
+                            prefer,
                         ),
-                        "union" => field
-                            .variants
-                            .iter()
-                            .find(|v| {
-                                !v.text.eq_ignore_ascii_case("null")
-                                    && !v.text.eq_ignore_ascii_case("none")
-                            })
-                            .map_or(Value::Null, |v| {
-                                synth_named(bundle, v.as_str(), tested, depth + 1)
-                            }),
+                        "union" => first_variant(&f.variants).map_or(Value::Null, |v| {
+                            synth_named(bundle, v, name, prefer, depth + 1)
+                        }),
                         _ if optional_type(Some(t)) => Value::Null,
-                        _ => synth_named(bundle, t, tested, depth + 1),
+                        _ => synth_named(bundle, t, name, prefer, depth + 1),
                     };
-                    out.insert(field.name.text.clone(), value);
+                    out.insert(f.name.text.clone(), value);
                 }
                 Value::Object(out)
             }
         },
         None => match name {
-            "str" | "string" => Value::String(String::new()),
+            "str" | "string" => synthetic_text(field),
             "int" | "integer" => Value::from(0),
             "float" => Value::from(0.0),
-            "bool" => Value::Bool(false),
+            // A boolean the agent's routing tests, else false.
+            "bool" => prefer
+                .first
+                .iter()
+                .find(|v| v.is_boolean())
+                .cloned()
+                .unwrap_or(Value::Bool(false)),
             "dict" | "Dict" => Value::Object(Map::new()),
             "optional_str" | "Optional[str]" | "optional_dict" | "optional_list" => Value::Null,
             _ => Value::Array(Vec::new()),

@@ -223,7 +223,7 @@ pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, Str
         found = true;
         let text =
             std::fs::read_to_string(&context).map_err(|e| format!("{}: {e}", context.display()))?;
-        match serde_json::from_str(&text) {
+        match crate::value::parse_json(&text) {
             Ok(Value::Object(map)) => scenario.context = map,
             Ok(_) => return Err(format!("{}: expected one JSON object", context.display())),
             Err(e) => return Err(format!("{}: {e}", context.display())),
@@ -241,8 +241,8 @@ pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, Str
         found = true;
         let text = std::fs::read_to_string(&responses)
             .map_err(|e| format!("{}: {e}", responses.display()))?;
-        let value: Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", responses.display()))?;
+        let value =
+            crate::value::parse_json(&text).map_err(|e| format!("{}: {e}", responses.display()))?;
         let strings = |v: &Value| -> Vec<String> {
             v.as_array()
                 .map(|a| {

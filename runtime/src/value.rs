@@ -178,6 +178,23 @@ fn float(f: f64) -> Value {
     serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
+/// Parses a JSON text a user gives the runner (a context file, smoke files);
+/// past serde_json's nesting limit the error says so in words.
+pub fn parse_json(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| {
+        if e.to_string().starts_with("recursion limit exceeded") {
+            format!(
+                "values are nested more than {} levels deep (line {}, column {}); no run needs this, so flatten the data",
+                mzk_analyzer::limits::MAX_VALUE_DEPTH,
+                e.line(),
+                e.column()
+            )
+        } else {
+            e.to_string()
+        }
+    })
+}
+
 /// Parses a YAML text (YAML 1.1, as mozaiks reads it) into JSON; the error
 /// names the first problem with its line.
 pub fn parse_yaml(text: &str) -> Result<Value, String> {

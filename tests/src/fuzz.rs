@@ -8,6 +8,26 @@ use std::path::{Path, PathBuf};
 use mzk_analyzer::diagnostics::FileId;
 use mzk_analyzer::{analyze_bundle, Analysis, Config, MemoryFs};
 
+/// Keeps the input about to run in the file `MZK_FUZZ_LAST_INPUT` names (an
+/// 8-byte little-endian length, then the bytes), written in one call before
+/// each run. A death that no handler survives (a stack overflow, SIGKILL)
+/// leaves no libFuzzer artifact, but this file still holds its input, which
+/// scripts/fuzz.py then keeps as the reproducer.
+pub fn record(data: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    static FILE: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let path = std::env::var_os("MZK_FUZZ_LAST_INPUT")?;
+        std::fs::File::create(path).ok()
+    });
+    if let Some(file) = file {
+        let mut record = Vec::with_capacity(8 + data.len());
+        record.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        record.extend_from_slice(data);
+        let _ = file.write_all_at(&record, 0);
+    }
+}
+
 /// The YAML syntax layer: the spanned tree with YAML 1.1 resolution.
 pub fn yaml(data: &[u8]) {
     let text = String::from_utf8_lossy(data);

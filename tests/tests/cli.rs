@@ -610,3 +610,203 @@ fn a_killed_client_leaves_no_server_behind() {
     );
     drop(stdin);
 }
+
+/// A reader that stops early (`| head`) ends mzk as it ends any Unix tool:
+/// by SIGPIPE, with nothing on stderr (no panic, no backtrace).
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    for args in [
+        &["check", "bundles", "--output-format", "sarif"][..],
+        &["explain", "MZ101"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+            .args(args)
+            .current_dir(repo())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 16];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        // The pipe is closed here; the SARIF log (250 KB) is far larger
+        // than its buffer, while `explain` may already have finished.
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+        if args[0] == "check" {
+            assert_eq!(out.status.signal(), Some(13), "{args:?}: {}", out.status);
+        } else {
+            assert!(
+                out.status.success() || out.status.signal() == Some(13),
+                "{args:?}: {}",
+                out.status
+            );
+        }
+    }
+}
+
+/// A file path checks the bundle it belongs to and reports that file only
+/// (its cross-file findings included); a file outside any bundle is a usage
+/// error.
+#[test]
+fn files_are_checked_within_their_bundle() {
+    let dir = bundle_copy("cli", "SupportDesk", "files");
+    let plant = |file: &str, line: &str| {
+        let path = dir.join(file);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(line);
+        std::fs::write(path, text).unwrap();
+    };
+    plant("orchestrator.yaml", "max_turnz: 5\n");
+    plant("context_variables.yaml", "unknown_section: 1\n");
+    let concise = |args: &[&str]| {
+        let mut all = vec!["check", "--output-format", "concise"];
+        all.extend_from_slice(args);
+        let out = mzk(&all, dir.root());
+        let text = stdout(&out);
+        let files: std::collections::BTreeSet<String> = text
+            .lines()
+            .filter_map(|l| l.split_once(':').map(|(f, _)| f.to_string()))
+            .filter(|f| f.starts_with("SupportDesk/"))
+            .collect();
+        (out.status.code(), files)
+    };
+    let (code, files) = concise(&["SupportDesk/orchestrator.yaml"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(files, ["SupportDesk/orchestrator.yaml".to_string()].into());
+    let (_, files) = concise(&[
+        "SupportDesk/orchestrator.yaml",
+        "SupportDesk/context_variables.yaml",
+    ]);
+    assert_eq!(files.len(), 2, "{files:?}");
+    // A file and its bundle's folder: the whole bundle.
+    let (_, files) = concise(&["SupportDesk/agents.yaml", "SupportDesk"]);
+    assert_eq!(files.len(), 2, "{files:?}");
+    // A clean file of a broken bundle passes.
+    assert_eq!(
+        concise(&["SupportDesk/tools/lookup_plan.py"]),
+        (Some(0), Default::default())
+    );
+    let outside = mzk(&["check", "Cargo.toml"], &repo());
+    assert_eq!(outside.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("not a file of a bundle"));
+}
+
+/// A misspelt function name (MZ503) and variable type (MZ410) come with the
+/// safe fix their message suggests.
+#[test]
+fn misspelt_function_names_and_types_are_fixed() {
+    let out = mzk(
+        &[
+            "check",
+            "--diff",
+            "tests/fixtures/rules/MZ503",
+            "tests/fixtures/rules/MZ410",
+        ],
+        &repo(),
+    );
+    let diff = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{diff}");
+    assert!(
+        diff.contains("-    function: lookup_custmer\n+    function: lookup_customer\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("-    type: boolen\n+    type: boolean\n"),
+        "{diff}"
+    );
+}
+
+/// While one file cannot be read, the others report nothing caused by it and
+/// `--fix` touches nothing on the strength of the partial analysis: the
+/// suppression that looks unused while agents.yaml is broken is kept, and
+/// suppresses its finding again once the file is mended.
+#[test]
+fn a_broken_file_holds_back_what_depends_on_it_and_fixes_nothing() {
+    let dir = bundle_copy("cli", "SupportDesk", "broken-fix");
+    let agents = dir.join("agents.yaml");
+    let variables = dir.join("context_variables.yaml");
+    let original = std::fs::read_to_string(&agents).unwrap();
+    let suppressed = std::fs::read_to_string(&variables).unwrap();
+    assert!(suppressed.contains("# mzk: ignore[MZ805]"));
+    let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
+    lines[2] = format!("\t{}", lines[2].trim_start());
+    std::fs::write(&agents, lines.join("\n") + "\n").unwrap();
+
+    let out = mzk(
+        &[
+            "check",
+            "--fix",
+            "--output-format",
+            "concise",
+            "SupportDesk",
+        ],
+        dir.root(),
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let findings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("SupportDesk/"))
+        .collect();
+    assert_eq!(findings.len(), 1, "{text}");
+    assert!(
+        findings[0].starts_with("SupportDesk/agents.yaml:3:1: error[MZ001] found character '\\t'"),
+        "{text}"
+    );
+    assert!(findings[0].contains("holds back"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&variables).unwrap(),
+        suppressed,
+        "--fix edited a file on partial knowledge"
+    );
+
+    std::fs::write(&agents, &original).unwrap();
+    let out = mzk(&["check", "SupportDesk"], dir.root());
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("0 errors, 0 warnings"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// Errors print before the warnings they may cause: an unknown rule target
+/// (error, transition_graph.yaml) before the agent it strands (warning,
+/// agents.yaml, which comes first by file).
+#[test]
+fn errors_print_before_the_warnings_they_cause() {
+    let dir = bundle_copy("cli", "SupportDesk", "order");
+    let graph = dir.join("transition_graph.yaml");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    std::fs::write(
+        &graph,
+        text.replacen(
+            "target_agent: ClassifierAgent",
+            "target_agent: ClasifierAgent",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = mzk(
+        &["check", "--output-format", "concise", "SupportDesk"],
+        dir.root(),
+    );
+    let text = stdout(&out);
+    let severities: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split(": ").nth(1))
+        .filter_map(|s| s.split('[').next())
+        .collect();
+    assert_eq!(severities.first(), Some(&"error"), "{text}");
+    assert!(severities.contains(&"warning"), "{text}");
+    assert!(
+        severities
+            .windows(2)
+            .all(|w| !(w[0] == "warning" && w[1] == "error")),
+        "{text}"
+    );
+}

@@ -1437,3 +1437,90 @@ async fn transition_coverage_of_the_last_mzk_test_shows_as_inlay_hints() {
     assert_eq!(hints[1]["position"]["line"], rule_lines[2]);
     client.stop(server).await;
 }
+
+/// A line the author is typing that breaks its file changes nothing in the
+/// other files: they are checked against the last readable version of it,
+/// and the broken file shows its syntax error alone, without fixes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_line_leaves_the_other_files_as_they_were() {
+    let dir = bundle_copy("lsp", "SupportDesk", "broken-line");
+    let graph = dir.join("transition_graph.yaml");
+    let agents = dir.join("agents.yaml");
+    let (graph_uri, agents_uri) = (uri(&graph), uri(&agents));
+    let graph_text = std::fs::read_to_string(&graph).unwrap().replacen(
+        "target_agent: ClassifierAgent",
+        "target_agent: ClasifierAgent",
+        1,
+    );
+    let agents_text = std::fs::read_to_string(&agents).unwrap();
+    let (mut client, server, _) = Client::start(&["utf-16"]).await;
+    client.open(&graph_uri, 1, &graph_text).await;
+    client.open(&agents_uri, 1, &agents_text).await;
+    // The typo's findings: the unknown target, and the agent it strands.
+    let agents_before = client.diagnostics(&agents_uri, Some(1)).await;
+    assert!(
+        agents_before.iter().all(|d| d["code"] != "MZ001"),
+        "{agents_before:?}"
+    );
+    let before = client.diagnostics(&graph_uri, Some(1)).await;
+    assert!(before.iter().any(|d| d["code"] == "MZ201"), "{before:?}");
+    // A tab replaces the indentation of agents.yaml's third line.
+    let mut lines: Vec<&str> = agents_text.lines().collect();
+    let tabbed = format!("\t{}", lines[2].trim_start());
+    lines[2] = &tabbed;
+    let broken = lines.join("\n") + "\n";
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": agents_uri, "version": 2}, "contentChanges": [{"text": broken}]}),
+        )
+        .await;
+    let syntax = client.diagnostics(&agents_uri, Some(2)).await;
+    assert_eq!(syntax.len(), 1, "{syntax:?}");
+    assert_eq!(syntax[0]["code"], "MZ001");
+    assert_eq!(
+        syntax[0]["range"]["start"],
+        json!({"line": 2, "character": 0})
+    );
+    assert!(
+        syntax[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("last version of agents.yaml"),
+        "{syntax:?}"
+    );
+    // The same findings; their related locations inside agents.yaml are left
+    // out meanwhile, since they point into a text that is no longer there.
+    let without_related = |ds: &[Value]| {
+        ds.iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.as_object_mut().unwrap().remove("relatedInformation");
+                d
+            })
+            .collect::<Vec<_>>()
+    };
+    let after = client.diagnostics(&graph_uri, Some(1)).await;
+    assert_eq!(
+        without_related(&after),
+        without_related(&before),
+        "the other file changed while agents.yaml was broken"
+    );
+    assert!(
+        after.iter().all(|d| !d.to_string().contains("agents.yaml")),
+        "{after:?}"
+    );
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": agents_uri},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    assert!(
+        actions.as_array().is_none_or(|a| a.is_empty()),
+        "{actions:?}"
+    );
+    client.stop(server).await;
+}

@@ -493,3 +493,55 @@ fn the_schema_generator_reaches_every_file_kind_and_the_cross_file_checks() {
         assert!(codes.contains(family), "{family} never reported: {codes:?}");
     }
 }
+
+/// One broken line reports the syntax error alone: a tab in place of the
+/// indentation of any line of any YAML file of the example (which is clean)
+/// gives no finding outside that file, and inside it only the syntax error
+/// or findings of rules that read that file alone, without fixes.
+#[test]
+fn one_broken_line_reports_the_syntax_error_alone() {
+    let mut broken = 0;
+    for (relative, bytes) in files() {
+        if !relative.ends_with(".yaml") {
+            continue;
+        }
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let lines: Vec<&str> = text.split('\n').collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !line.starts_with("  ") || line.trim().is_empty() {
+                continue;
+            }
+            let mut mutated = lines.clone();
+            let tabbed = format!("\t{}", &line[2..]);
+            mutated[i] = &tabbed;
+            let mut fs = MemoryFs::new();
+            for (other, bytes) in files() {
+                fs.insert(Path::new(DIR).join(other), bytes.clone());
+            }
+            fs.insert(Path::new(DIR).join(relative), mutated.join("\n"));
+            let analysis = analyse_at(&fs, Path::new(DIR));
+            // Scenarios are not bundle files.
+            let Some(file) = analysis.bundle.file_at(relative).map(|f| f.id) else {
+                break;
+            };
+            if !analysis.incomplete.contains(&file) {
+                continue; // a tab inside block text is text
+            }
+            broken += 1;
+            for d in &analysis.diagnostics {
+                assert!(
+                    d.file == file && d.rule.reads_only_its_file() && d.fixes.is_empty(),
+                    "{relative}:{}: {} {}",
+                    i + 1,
+                    d.rule.code(),
+                    d.message
+                );
+            }
+            assert!(analysis
+                .diagnostics
+                .iter()
+                .any(|d| d.rule == Rule::YamlSyntax));
+        }
+    }
+    assert!(broken > 100, "only {broken} edits broke their file");
+}

@@ -389,9 +389,10 @@ fn the_synthetic_model_runs_every_example_offline() {
         let root = Scratch::new(&format!("runs-synthetic-{name}"));
         copy_dir(&repo().join("bundles").join(name), &root.join(name));
         let events = run_events(&["run", name, "--json"], &root);
+        // Agents' turns, and the batch tasks' worker turns.
         let replies = events
             .iter()
-            .filter(|e| e["type"] == "model_response")
+            .filter(|e| e["type"] == "model_response" || e["type"] == "task_started")
             .count();
         assert!(replies > 0);
         assert!(events
@@ -402,6 +403,11 @@ fn the_synthetic_model_runs_every_example_offline() {
         let last = events.last().unwrap();
         assert_eq!(last["type"], "run_finished");
         assert_eq!(last["synthetic_replies"], replies);
+        // Offline, with no script, the example still runs to its end: the
+        // synthetic model calls the tool intake's rule waits for, picks the
+        // outcome that leads on, and gives the research batch a task.
+        assert_eq!(last["status"], "completed", "{name}: {last}");
+        assert_eq!(last["reason"], "workflow_complete", "{name}: {last}");
         let human = mzk(&["run", name], &root);
         let text = String::from_utf8_lossy(&human.stdout);
         assert!(
@@ -568,4 +574,117 @@ fn the_real_smoke_bundles_run_with_their_smoke_files_and_mozaiks_installed() {
                 && e["value"] == "approve"));
         }
     }
+}
+
+/// The public endpoint without a key is refused at once, before any request
+/// (it used to fail on the network after seconds); a named endpoint may
+/// take no key.
+#[test]
+fn the_openai_backend_without_a_key_says_so_at_once() {
+    let root = Scratch::new("runs-openai-key");
+    copy_dir(&repo().join("bundles/Hello"), &root.join("Hello"));
+    let run = |extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"));
+        command
+            .args([
+                "run",
+                "Hello",
+                "--backend",
+                "openai",
+                "--model",
+                "gpt-test",
+                "--db",
+                "runs.db",
+            ])
+            .args(extra)
+            .current_dir(&*root);
+        for name in [
+            "MZK_OPENAI_API_KEY",
+            "OPENAI_API_KEY",
+            "MZK_OPENAI_BASE_URL",
+            "OPENAI_BASE_URL",
+        ] {
+            command.env_remove(name);
+        }
+        let started = Instant::now();
+        let out = command.output().unwrap();
+        (out, started.elapsed())
+    };
+    let (out, took) = run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("needs an API key") && stderr.contains("OPENAI_API_KEY"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // With an endpoint named, no key is needed: the run gets as far as the
+    // (closed) port.
+    let (out, _) = run(&[
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "--model-timeout",
+        "2",
+    ]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("needs an API key"), "{text}");
+}
+
+/// `mzk test` names each bundle the same way however it was reached (relative
+/// to the current folder), and counts in words that agree with the number.
+#[test]
+fn test_reports_name_bundles_alike() {
+    let absolute = repo().join("bundles");
+    for args in [
+        vec!["test", "bundles/Hello"],
+        vec!["test", absolute.to_str().unwrap()],
+        vec!["test", "./bundles/Hello"],
+    ] {
+        let out = mzk(&args, &repo());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {text}");
+        assert!(
+            text.lines().any(|l| l == "bundles/Hello (1 scenario)"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            text.contains("coverage bundles/Hello: "),
+            "{args:?}: {text}"
+        );
+    }
+}
+
+/// `--auto-reply` answers each pause (with a synthetic user's text, or the
+/// one given) instead of stopping, so an offline run goes on to its end.
+#[test]
+fn auto_reply_answers_pauses() {
+    let root = fixture_copy("PauseResume", "auto-reply");
+    let events = run_events(&["run", "PauseResume", "--json", "--auto-reply"], &root);
+    let user: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "user_message")
+        .collect();
+    assert_eq!(user.len(), 1, "{events:?}");
+    assert!(user[0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("(synthetic user)"));
+    assert_eq!(events.last().unwrap()["status"], "completed");
+    let events = run_events(
+        &["run", "PauseResume", "--json", "--auto-reply=yes, go on"],
+        &root,
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "user_message" && e["text"] == "yes, go on"),
+        "{events:?}"
+    );
+    // Without it the run pauses, as before.
+    let events = run_events(&["run", "PauseResume", "--json"], &root);
+    assert_eq!(events.last().unwrap()["status"], "paused");
 }

@@ -17,7 +17,43 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     refused_writes(bundle, &facts, out);
     surprising_names(bundle, &facts, out);
     defaults(bundle, out);
+    unknown_types(bundle, out);
     empty_matches(bundle, out);
+}
+
+/// The `type` values mozaiks' value guard knows (bundle-format §6); any other
+/// string is accepted and never checked.
+const VARIABLE_TYPES: &[&str] = &[
+    "string", "str", "boolean", "bool", "integer", "int", "number", "float", "object", "dict",
+    "map", "array", "list", "any",
+];
+
+/// A type outside the value guard's table: accepted at load, so a typo such
+/// as `boolen` silently turns off every check and coercion of the variable.
+fn unknown_types(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    for var in &bundle.variables {
+        let Some(ty) = &var.declared_type else {
+            continue;
+        };
+        let text = ty.text.trim();
+        if text.is_empty() || VARIABLE_TYPES.contains(&text.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let best = crate::diagnostics::did_you_mean(text, VARIABLE_TYPES.iter().copied());
+        out.push(
+            Diagnostic::new(
+                Rule::UnknownVariableType,
+                ty.file,
+                ty.range,
+                format!(
+                    "`{text}` is not a type mozaiks knows{}: it accepts the declaration but never checks or coerces the values of `{}` (a `yes` stays a string, a default of the wrong kind is kept); use string, boolean, integer, number, object, array or any",
+                    crate::diagnostics::mean_hint(text, best),
+                    var.name.text
+                ),
+            )
+            .with_replacement(text, best),
+        );
+    }
 }
 
 /// A default the declared type does not admit: the end-of-run persistence

@@ -89,28 +89,36 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 );
                 continue;
             };
-            let mut problems = Vec::new();
+            // Each wrong field, with where its value is written when it is.
+            let mut problems: Vec<(&str, Option<crate::syntax::TextRange>)> = Vec::new();
             if var.declared_type.as_ref().map(|t| t.text.as_str()) != Some(expected_type) {
-                problems.push("type");
+                problems.push(("type", var.declared_type.as_ref().map(|t| t.range)));
             }
             if var.authority_class.as_ref().map(|t| t.text.as_str()) != Some(authority) {
-                problems.push("authority_class");
+                problems.push((
+                    "authority_class",
+                    var.authority_class.as_ref().map(|t| t.range),
+                ));
             }
             let writers: Option<Vec<&str>> = var
                 .writer_ids
                 .as_ref()
                 .map(|w| w.iter().map(|n| n.text.as_str()).collect());
             if writers.as_deref() != Some(&["deterministic_tool"][..]) {
-                problems.push("writer_ids");
+                let written = var
+                    .writer_ids
+                    .as_ref()
+                    .and_then(|w| Some(w.first()?.range.cover(w.last()?.range)));
+                problems.push(("writer_ids", written));
             }
             if var.persisted != Some(true) {
-                problems.push("persisted");
+                problems.push(("persisted", None));
             }
             if var.source_type.as_ref().map(|t| t.text.as_str()) != Some("state") {
-                problems.push("source.type");
+                problems.push(("source.type", var.source_type.as_ref().map(|t| t.range)));
             }
             if !var.triggers.is_empty() {
-                problems.push("source.triggers");
+                problems.push(("source.triggers", None));
             }
             let default_ok = match var
                 .default
@@ -123,18 +131,24 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 _ => false,
             };
             if !default_ok {
-                problems.push("source.default");
+                problems.push(("source.default", var.default.as_ref().map(|d| d.range)));
             }
             if !problems.is_empty() {
+                // One wrong field is pointed at; several, at the variable.
+                let range = match problems[..] {
+                    [(_, Some(range))] => range,
+                    _ => var.name.range,
+                };
+                let fields: Vec<&str> = problems.iter().map(|(field, _)| *field).collect();
                 out.push(
                     Diagnostic::new(
                         Rule::OutcomeContract,
                         var.name.file,
-                        var.name.range,
+                        range,
                         format!(
                             "outcome variable `{}` has the wrong {}: {requirement}",
                             key.text,
-                            problems.join(", ")
+                            fields.join(", ")
                         ),
                     )
                     .with_related(

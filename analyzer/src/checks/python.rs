@@ -11,6 +11,17 @@ use crate::syntax::TextRange;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for file in &bundle.python {
+        if file.module.too_large {
+            out.push(Diagnostic::new(
+                Rule::FileTooLarge,
+                file.file,
+                TextRange::empty(0),
+                format!(
+                    "this Python file is larger than {} MiB, more than the analyzer reads, so the functions bound from it are not checked",
+                    crate::limits::MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
         if let Some(first) = file.module.syntax_errors.first() {
             out.push(Diagnostic::new(
                 Rule::PythonSyntax,
@@ -88,25 +99,32 @@ fn binding_target(bundle: &Bundle, binding: &Binding, out: &mut Vec<Diagnostic>)
                     .iter()
                     .chain(&module.assigned)
                     .any(|(n, _)| n == &function_name.text) => {}
-                None if !module.syntax_errors.is_empty() => {} // the syntax error explains it
+                // The syntax error, or the size, explains it.
+                None if !module.syntax_errors.is_empty() || module.too_large => {}
                 None => {
                     let defined: Vec<&str> =
                         module.defined.iter().map(|(n, _)| n.as_str()).collect();
-                    out.push(
-                        Diagnostic::new(
-                            Rule::PythonFunctionNotFound,
-                            function_name.file,
-                            function_name.range,
-                            format!(
-                                "`{}` has no top-level function `{}`{}; mozaiks silently drops this {}",
-                                path.text,
-                                function_name.text,
-                                crate::diagnostics::suggestion(&function_name.text, defined),
-                                what(binding.owner)
-                            ),
-                        )
-                        .with_related(file, TextRange::empty(0), "the module"),
-                    );
+                    let best = crate::diagnostics::did_you_mean(&function_name.text, defined);
+                    let mut d = Diagnostic::new(
+                        Rule::PythonFunctionNotFound,
+                        function_name.file,
+                        function_name.range,
+                        format!(
+                            "`{}` has no top-level function `{}`{}; mozaiks silently drops this {}",
+                            path.text,
+                            function_name.text,
+                            crate::diagnostics::mean_hint(&function_name.text, best),
+                            what(binding.owner)
+                        ),
+                    )
+                    .with_replacement(&function_name.text, best)
+                    .with_related(file, TextRange::empty(0), "the module");
+                    if let Some((_, at)) =
+                        best.and_then(|b| module.defined.iter().find(|(n, _)| n == b))
+                    {
+                        d = d.with_related(file, *at, "the function of that name");
+                    }
+                    out.push(d);
                 }
             }
         }

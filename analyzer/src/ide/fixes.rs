@@ -25,10 +25,16 @@ pub fn fixes(analysis: &Analysis, diagnostic: &Diagnostic) -> Vec<FileFix> {
         .fixes
         .iter()
         .filter_map(|fix| {
+            let edits = edits(analysis, diagnostic, fix)?;
+            // A file that could not be read to its end is never edited: the
+            // analysis behind the fix saw only part of it.
+            if edits.iter().any(|e| analysis.incomplete.contains(&e.file)) {
+                return None;
+            }
             Some(FileFix {
                 title: fix.title(),
                 applicability: fix.applicability(),
-                edits: edits(analysis, diagnostic, fix)?,
+                edits,
             })
         })
         .collect()

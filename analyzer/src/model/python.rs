@@ -135,11 +135,14 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut crate::cache::
             .filter_map(|b| b.function.as_ref().map(|f| f.text.as_str()))
             .collect();
         // A file larger than the analyzer reads stays unparsed.
-        let module = if text.len() <= crate::syntax::yaml::MAX_FILE_BYTES {
+        let module = if text.len() <= crate::limits::MAX_FILE_BYTES {
             let path = bundle.dir.join(&file.relative);
             cache.python(&path, text, &wanted, || python::parse(text, &wanted))
         } else {
-            python::Module::default()
+            python::Module {
+                too_large: true,
+                ..python::Module::default()
+            }
         };
         bundle.python.push(PythonFile { file: id, module });
     }

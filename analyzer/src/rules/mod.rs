@@ -114,6 +114,7 @@ rules! {
     MissingConditionValue => ("MZ407", "missing-condition-value", Warning, "A context_equals rule without condition_value compares with null"),
     DefaultType => ("MZ408", "default-type", Warning, "A context variable default that its declared type does not admit"),
     EmptyTriggerMatch => ("MZ409", "empty-trigger-match", Error, "A trigger `match` with none of equals, contains or regex"),
+    UnknownVariableType => ("MZ410", "unknown-variable-type", Warning, "A context variable `type` mozaiks does not know, so its values are never checked"),
 
     // MZ5xx: Python bindings, read and never imported.
     PythonFileNotFound => ("MZ501", "python-file-not-found", Error, "A tool, lifecycle or middleware file that does not exist"),
@@ -154,6 +155,28 @@ rules! {
 }
 
 impl Rule {
+    /// Whether the rule judges a file by that file alone (syntax, the file's
+    /// own contract, expression syntax, Python syntax). The others read
+    /// several files, so their findings are held back while any file of the
+    /// bundle cannot be read (see `analysis::hold_back`).
+    pub fn reads_only_its_file(self) -> bool {
+        use Rule::*;
+        let code = self.code();
+        // MZ0xx (YAML) and the per-file contract MZ101-MZ120.
+        code < "MZ121"
+            || matches!(
+                self,
+                ExpressionSyntax
+                    | DefaultType
+                    | EmptyTriggerMatch
+                    | UnknownVariableType
+                    | PythonSyntax
+                    | UnknownFieldType
+                    | ModelCycle
+                    | InvalidSuppression
+            )
+    }
+
     /// Finds a rule by code (`MZ101`, case-insensitive) or by name (`unknown-key`).
     pub fn lookup(code_or_name: &str) -> Option<Rule> {
         Rule::ALL.iter().copied().find(|r| {

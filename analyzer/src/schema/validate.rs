@@ -326,20 +326,6 @@ impl Validator<'_> {
             }
             let Some(field) = shape.field(key) else {
                 let legacy = shape.legacy.iter().find(|(k, _)| *k == key);
-                let message = match legacy {
-                    Some((_, hint)) => format!("`{key}` is not part of {}: {hint}", shape.name),
-                    None => format!(
-                        "unknown key `{key}` in {}{}; remove it (allowed keys: {})",
-                        shape.name,
-                        suggestion(key, shape.fields.iter().map(|f| f.name)),
-                        shape
-                            .fields
-                            .iter()
-                            .map(|f| f.name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                };
                 // Renaming onto a key already present would only trade one error for another.
                 let best = did_you_mean(
                     key,
@@ -349,6 +335,23 @@ impl Validator<'_> {
                         .map(|f| f.name)
                         .filter(|n| !entries.iter().any(|e| e.key.as_str() == Some(n))),
                 );
+                let allowed = shape
+                    .fields
+                    .iter()
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let message = match (legacy, best) {
+                    (Some((_, hint)), _) => format!("`{key}` is not part of {}: {hint}", shape.name),
+                    (None, Some(best)) => format!(
+                        "unknown key `{key}` in {}: did you mean `{best}`? mozaiks refuses unknown keys when it loads the bundle, so rename it (allowed keys: {allowed})",
+                        shape.name
+                    ),
+                    (None, None) => format!(
+                        "unknown key `{key}` in {}: mozaiks refuses unknown keys when it loads the bundle, so remove it (allowed keys: {allowed})",
+                        shape.name
+                    ),
+                };
                 let mut d = Diagnostic::new(Rule::UnknownKey, self.file, entry.key.range, message)
                     .with_replacement(key, best);
                 // Removal only when nothing better is known and the mapping

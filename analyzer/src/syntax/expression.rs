@@ -5,6 +5,8 @@
 //! names and calls, dict/set displays, comprehensions, lambdas, f-strings,
 //! keyword arguments) is rejected, with the offset of the offending token.
 
+use crate::limits::{MAX_EXPRESSION_BRACKETS, MAX_EXPRESSION_DEPTH};
+
 /// A compile error: what is wrong and where (byte offsets in the expression).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExprError {
@@ -60,11 +62,25 @@ fn is_ident(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
+/// Python's "too many nested parentheses", at the bracket past the limit.
+fn too_many_brackets<T>(start: usize, end: usize) -> Result<T, ExprError> {
+    err(
+        start,
+        end,
+        format!(
+            "too many nested parentheses: Python's parser stops at {MAX_EXPRESSION_BRACKETS} open brackets \
+             (`${{name}}` counts as one, since it becomes a call); remove the redundant brackets"
+        ),
+    )
+}
+
 fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<ExprRef>), ExprError> {
     let mut tokens = Vec::new();
     let mut refs = Vec::new();
     let bytes = src.as_bytes();
     let mut i = 0;
+    // Brackets open here, as Python's tokenizer counts them.
+    let mut open_brackets = 0usize;
     while i < src.len() {
         let c = src[i..].chars().next().unwrap_or(' ');
         if c.is_whitespace() {
@@ -90,6 +106,10 @@ fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<ExprRef>), ExprError> {
                     end,
                     format!("`${{{inner}}}` must name one variable (a Python identifier); attribute paths and other text are not allowed inside `${{}}`"),
                 );
+            }
+            // `${name}` becomes `__ctx('name')`: one more bracket for an instant.
+            if open_brackets >= MAX_EXPRESSION_BRACKETS {
+                return too_many_brackets(start, end);
             }
             let lead = inner.len() - inner.trim_start().len();
             refs.push(ExprRef {
@@ -205,6 +225,16 @@ fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<ExprRef>), ExprError> {
         }
         match OPERATORS.iter().find(|op| src[i..].starts_with(**op)) {
             Some(op) => {
+                match *op {
+                    "(" | "[" | "{" => {
+                        if open_brackets >= MAX_EXPRESSION_BRACKETS {
+                            return too_many_brackets(i, i + 1);
+                        }
+                        open_brackets += 1;
+                    }
+                    ")" | "]" | "}" => open_brackets = open_brackets.saturating_sub(1),
+                    _ => {}
+                }
                 tokens.push(Token {
                     tok: Tok::Op(op),
                     start,
@@ -314,6 +344,10 @@ struct Parser<'s> {
     src: &'s str,
     tokens: Vec<Token>,
     at: usize,
+    /// Python tree nodes (`not`, calls, lists, tuples) around the current
+    /// position: kept under `MAX_EXPRESSION_DEPTH`, so no pass over a tree
+    /// this parser builds recurses deeper than that.
+    depth: usize,
 }
 
 type Parsed = Result<Expr, ExprError>;
@@ -387,12 +421,56 @@ impl Parser<'_> {
         Ok(chain(items, Expr::And))
     }
 
+    /// `not not … comparison`, read in a loop: a chain of any length costs
+    /// no stack here, and one past the depth limit is refused.
     fn not_test(&mut self) -> Parsed {
-        if self.is_name("not") {
+        let mut nots = 0;
+        while self.is_name("not") {
+            if self.depth + nots >= MAX_EXPRESSION_DEPTH {
+                let t = self.peek();
+                return err(
+                    t.start,
+                    t.end,
+                    format!(
+                        "the expression nests more than {MAX_EXPRESSION_DEPTH} levels (`not`, calls and lists) here, \
+                         where Python's compiler gives up with RecursionError; `not not x` tests the same as `x`, \
+                         so remove pairs of `not`"
+                    ),
+                );
+            }
             self.next();
-            return Ok(Expr::Not(Box::new(self.not_test()?)));
+            nots += 1;
         }
-        self.comparison()
+        self.depth += nots;
+        let mut e = self.comparison();
+        self.depth -= nots;
+        for _ in 0..nots {
+            e = e.map(|inner| Expr::Not(Box::new(inner)));
+        }
+        e
+    }
+
+    /// Parses what `inside` reads one Python tree level deeper (a call's
+    /// arguments, a display's items), refusing it past the depth limit.
+    fn nested<T>(
+        &mut self,
+        opener: &Token,
+        inside: impl FnOnce(&mut Self) -> Result<T, ExprError>,
+    ) -> Result<T, ExprError> {
+        if self.depth >= MAX_EXPRESSION_DEPTH {
+            return err(
+                opener.start,
+                opener.end,
+                format!(
+                    "the expression nests more than {MAX_EXPRESSION_DEPTH} levels (`not`, calls and lists) here, \
+                     where Python's compiler gives up with RecursionError; flatten it"
+                ),
+            );
+        }
+        self.depth += 1;
+        let result = inside(self);
+        self.depth -= 1;
+        result
     }
 
     fn comparison(&mut self) -> Parsed {
@@ -495,8 +573,8 @@ impl Parser<'_> {
             Tok::Name(n) if n == "len" || n == "__ctx" => {
                 let is_len = n == "len";
                 if self.is_op("(") {
-                    self.next();
-                    let args = self.call_arguments()?;
+                    let opener = self.next();
+                    let args = self.nested(&opener, Self::call_arguments)?;
                     if is_len {
                         Expr::Len(args)
                     } else {
@@ -527,6 +605,8 @@ impl Parser<'_> {
                 );
             }
             Tok::Op("...") => Expr::Const(Const::Other("Ellipsis".into())),
+            // A grouping bracket makes no tree node in Python, a tuple does;
+            // either way the bracket limit bounds this recursion.
             Tok::Op("(") => {
                 let (items, trailing_comma) =
                     self.display(")", "a parenthesised expression or tuple")?;
@@ -536,7 +616,7 @@ impl Parser<'_> {
                     Expr::Tuple(items)
                 }
             }
-            Tok::Op("[") => Expr::List(self.display("]", "a list")?.0),
+            Tok::Op("[") => Expr::List(self.nested(&atom, |p| p.display("]", "a list"))?.0),
             Tok::Op("{") => return err(
                 atom.start,
                 atom.end,
@@ -785,7 +865,12 @@ pub fn parse(src: &str) -> Result<Vec<ExprRef>, ExprError> {
 /// its `${}` references.
 pub fn compile(src: &str) -> Result<(Expr, Vec<ExprRef>), ExprError> {
     let (tokens, refs) = tokenize(src)?;
-    let mut parser = Parser { src, tokens, at: 0 };
+    let mut parser = Parser {
+        src,
+        tokens,
+        at: 0,
+        depth: 0,
+    };
     if matches!(parser.peek().tok, Tok::End) {
         return err(0, src.len(), "the expression is empty");
     }
@@ -919,6 +1004,87 @@ mod tests {
         ];
         for (src, accepted) in measured {
             assert_eq!(parse(src).is_ok(), *accepted, "{src}: {:?}", parse(src));
+        }
+    }
+
+    fn nested(open: &str, inner: &str, close: &str, n: usize) -> String {
+        format!("{}{inner}{}", open.repeat(n), close.repeat(n))
+    }
+
+    /// Nesting limits, measured on mozaiks 0.2.0's compiler under Python 3.11:
+    /// the 201st open bracket is a SyntaxError (`${a}` is one), more than
+    /// about 990 `not`s a RecursionError (100,000 a MemoryError).
+    #[test]
+    fn nesting_agrees_with_the_reference_compiler() {
+        let measured = [
+            (nested("(", "${a}", ")", 199), true),
+            (nested("(", "${a}", ")", 200), false),
+            (nested("(", "1", ")", 200), true),
+            (nested("(", "1", ")", 201), false),
+            (nested("[", "", "]", 200), true),
+            (nested("[", "", "]", 201), false),
+            (nested("len(", "${a}", ")", 199), true),
+            (format!("{}${{a}}", "not ".repeat(900)), true),
+            (format!("{}${{a}}", "not ".repeat(1001)), false),
+            (format!("{}${{a}}", "not ".repeat(100_000)), false),
+        ];
+        for (src, accepted) in measured {
+            assert_eq!(parse(&src).is_ok(), accepted, "{}…", &src[..40]);
+        }
+    }
+
+    /// Past a limit, the error points at the bracket or `not` that crosses it;
+    /// any depth is refused without using the stack (this runs on a test
+    /// thread's small stack).
+    #[test]
+    fn deep_nesting_is_an_error_at_the_offending_token() {
+        for n in [10_000, 100_000, 1_000_000] {
+            let src = nested("(", "${a} == 1", ")", n);
+            let e = parse(&src).unwrap_err();
+            assert_eq!((e.start, e.end), (200, 201), "{n}");
+            assert!(
+                e.message.contains("too many nested parentheses"),
+                "{}",
+                e.message
+            );
+
+            let src = format!("{}${{a}}", "not ".repeat(n));
+            let e = parse(&src).unwrap_err();
+            assert_eq!((e.start, &src[e.start..e.end]), (4 * 1000, "not"), "{n}");
+            assert!(e.message.contains("RecursionError"), "{}", e.message);
+        }
+        // `not`s inside brackets add up with the calls and lists around them.
+        let src = format!("len([{}${{a}}])", "not ".repeat(999));
+        let e = parse(&src).unwrap_err();
+        assert_eq!(e.start, "len([".len() + 4 * 998, "{}", e.message);
+        // Both limits reached by a tree just inside them: it parses and drops.
+        let src = nested("(", &format!("{}${{a}}", "not ".repeat(990)), ")", 199);
+        assert!(parse(&src).is_ok());
+    }
+
+    /// The deepest trees the limits let through compile on half the stack
+    /// the analysis threads get.
+    #[test]
+    fn the_deepest_trees_fit_the_analysis_stack() {
+        let deepest = [
+            format!("{}${{a}}", "not ".repeat(999)),
+            nested("(", "1 in ${a}", ")", 199),
+            nested("len([", "${a}", "])", 99),
+            nested(
+                "len([not ",
+                &format!("{}${{a}}", "not ".repeat(700)),
+                "])",
+                99,
+            ),
+        ];
+        for src in deepest {
+            let compiled = std::thread::Builder::new()
+                .stack_size(crate::limits::THREAD_STACK_BYTES / 2)
+                .spawn(move || compile(&src).is_ok())
+                .unwrap()
+                .join()
+                .expect("no stack overflow");
+            assert!(compiled);
         }
     }
 }

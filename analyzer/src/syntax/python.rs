@@ -4,6 +4,8 @@
 
 use tree_sitter::{Node, Parser};
 
+use crate::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
+
 use super::TextRange;
 
 /// How a parameter can be passed.
@@ -64,6 +66,9 @@ pub struct Module {
     /// `context_variables.set("key", …)` calls with a literal key.
     pub context_writes: Vec<(String, TextRange)>,
     pub syntax_errors: Vec<TextRange>,
+    /// The file is larger than the analyzer reads (MZ007): nothing above
+    /// was read from it.
+    pub too_large: bool,
 }
 
 impl Module {
@@ -374,7 +379,8 @@ fn split_lines(src: &str, lines: &mut Vec<LogicalLine>) -> Result<(), TextRange>
             if line_start.is_none() {
                 let current = *indents.last().unwrap_or(&0);
                 if col > current {
-                    if !previous_opened_block {
+                    // Python's "too many levels of indentation".
+                    if !previous_opened_block || indents.len() >= MAX_PYTHON_INDENT {
                         return Err(err(j, j + 1));
                     }
                     indents.push(col);
@@ -424,6 +430,10 @@ fn split_lines(src: &str, lines: &mut Vec<LogicalLine>) -> Result<(), TextRange>
                 }
             }
             b'(' | b'[' | b'{' => {
+                // Python's "too many nested parentheses".
+                if brackets.len() >= MAX_PYTHON_BRACKETS {
+                    return Err(err(i, i + 1));
+                }
                 brackets.push((b, i));
                 i += 1;
             }
@@ -742,5 +752,33 @@ mod tests {
         let m = parse("def ok(a):\n    pass\n\ndef broken(:\n    pass\n", &["ok"]);
         assert!(!m.syntax_errors.is_empty());
         assert!(m.function("ok").is_some());
+    }
+
+    /// Python's tokenizer limits, at the position it reports (measured on
+    /// Python 3.11): the 201st open bracket, the 100th indentation level.
+    #[test]
+    fn nesting_past_pythons_limits_is_a_syntax_error_there() {
+        for n in [200, 201, 10_000, 100_000] {
+            let src = format!("x = {}1{}\n", "(".repeat(n), ")".repeat(n));
+            let m = parse(&src, &[]);
+            if n <= 200 {
+                assert!(m.syntax_errors.is_empty(), "{n}");
+            } else {
+                assert_eq!(m.syntax_errors, vec![TextRange::new(204, 205)], "{n}");
+            }
+        }
+        for n in [99, 100, 3_000] {
+            let src: String = (0..n)
+                .map(|i| format!("{}if x:\n", "    ".repeat(i)))
+                .chain([format!("{}pass\n", "    ".repeat(n))])
+                .collect();
+            let m = parse(&src, &[]);
+            if n < 100 {
+                assert!(m.syntax_errors.is_empty(), "{n}");
+            } else {
+                let line_101 = (0..100).map(|i| 4 * i + 6).sum::<usize>() + 400;
+                assert_eq!(m.syntax_errors[0].start as usize, line_101, "{n}");
+            }
+        }
     }
 }

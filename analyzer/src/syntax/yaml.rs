@@ -9,14 +9,15 @@ use saphyr_parser::{Event, Parser, ScalarStyle as SaphyrStyle, Span};
 use super::scalar::{resolve_plain, resolve_tagged, Resolved, ScalarStyle, Value};
 use super::TextRange;
 use crate::diagnostics::{Diagnostic, FileId};
+use crate::limits::{MAX_ALIAS_EXPANSION, MAX_FILE_BYTES, MAX_YAML_DEPTH};
 use crate::rules::Rule;
 
-/// Files larger than this are not parsed (MZ007).
-pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
-/// Collections nested deeper than this are not built (MZ008).
-pub const MAX_DEPTH: usize = 256;
-/// The number of nodes aliases may add to one document (MZ003).
-pub const MAX_ALIAS_EXPANSION: usize = 100_000;
+/// A node an anchor names, measured once for the aliases that copy it.
+struct Anchored {
+    node: Node,
+    size: usize,
+    height: usize,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -102,6 +103,22 @@ impl Node {
             NodeKind::Seq(_) => "list",
             NodeKind::Map(_) => "mapping",
             NodeKind::Invalid => "invalid value",
+        }
+    }
+
+    /// Collections nested in this node, itself included (0 for a scalar).
+    /// Like every recursive pass over a tree, it relies on the nesting limit.
+    fn height(&self) -> usize {
+        match &self.kind {
+            NodeKind::Seq(items) => 1 + items.iter().map(Node::height).max().unwrap_or(0),
+            NodeKind::Map(entries) => {
+                1 + entries
+                    .iter()
+                    .map(|e| e.key.height().max(e.value.height()))
+                    .max()
+                    .unwrap_or(0)
+            }
+            _ => 0,
         }
     }
 
@@ -301,7 +318,8 @@ struct Builder<'t> {
     file: FileId,
     diagnostics: Vec<Diagnostic>,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Node, usize)>,
+    /// Anchored nodes with their size (for MZ003) and height (for MZ008).
+    anchors: HashMap<usize, Anchored>,
     expansion: usize,
     expansion_reported: bool,
     documents: usize,
@@ -354,6 +372,19 @@ impl<'t> Builder<'t> {
                             Rule::NestingTooDeep,
                             TextRange::new(at, end),
                             "collections are nested too deep here for the YAML parser; no bundle file needs this, so flatten the structure",
+                        );
+                    } else if let Some(tab) = err
+                        .info()
+                        .contains("tab")
+                        .then(|| self.indentation_tab_from(at))
+                        .flatten()
+                    {
+                        // PyYAML stops at the tab itself, where a token
+                        // would start; saphyr reports where it was scanning.
+                        self.report(
+                            Rule::YamlSyntax,
+                            TextRange::new(tab, tab + 1),
+                            "found character '\\t' that cannot start any token: a tab indents this line, and YAML indents with spaces only; fix the YAML syntax here (mozaiks cannot load this file)",
                         );
                     } else {
                         self.report(
@@ -417,13 +448,33 @@ impl<'t> Builder<'t> {
                     }
                 }
                 if anchor != 0 {
-                    self.anchors.insert(anchor, (node.clone(), 1));
+                    self.anchors.insert(
+                        anchor,
+                        Anchored {
+                            node: node.clone(),
+                            size: 1,
+                            height: 0,
+                        },
+                    );
                 }
                 self.finish(node);
             }
             Event::Alias(id) => {
                 let node = match self.anchors.get(&id) {
-                    Some((node, size)) => {
+                    // An alias copies its collection here: the copy must fit
+                    // under the nesting limit like anything written out.
+                    Some(anchored) if self.stack.len() + anchored.height > MAX_YAML_DEPTH => {
+                        self.report(
+                            Rule::NestingTooDeep,
+                            range,
+                            format!("this alias nests its collection more than {MAX_YAML_DEPTH} levels deep here; no bundle file needs this, so flatten the structure"),
+                        );
+                        Node {
+                            range,
+                            kind: NodeKind::Invalid,
+                        }
+                    }
+                    Some(Anchored { node, size, .. }) => {
                         self.expansion += *size;
                         if self.expansion > MAX_ALIAS_EXPANSION {
                             if !self.expansion_reported {
@@ -540,12 +591,33 @@ impl<'t> Builder<'t> {
         }
     }
 
+    /// The first tab at or after the line holding `at` that stands in a
+    /// line's indentation (only spaces before it), outside quoted and block
+    /// text: where PyYAML's scanner finds "a character that cannot start any
+    /// token".
+    fn indentation_tab_from(&self, at: u32) -> Option<u32> {
+        let local = (at.saturating_sub(self.offsets.base) as usize).min(self.text.len());
+        let line_start = self.text[..local].rfind('\n').map_or(0, |i| i + 1);
+        let mut offset = line_start;
+        for line in self.text[line_start..].split_inclusive('\n') {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            if line[indent..].starts_with('\t') {
+                let tab = self.offsets.base + (offset + indent) as u32;
+                if !self.exempt.iter().any(|r| r.start <= tab && tab < r.end) {
+                    return Some(tab);
+                }
+            }
+            offset += line.len();
+        }
+        None
+    }
+
     fn too_deep(&mut self, range: TextRange) -> bool {
-        if self.stack.len() >= MAX_DEPTH {
+        if self.stack.len() >= MAX_YAML_DEPTH {
             self.report(
                 Rule::NestingTooDeep,
                 range,
-                format!("collections are nested more than {MAX_DEPTH} levels deep here; no bundle file needs this, so flatten the structure"),
+                format!("collections are nested more than {MAX_YAML_DEPTH} levels deep here; no bundle file needs this, so flatten the structure"),
             );
             self.skipping = 1;
             return true;
@@ -562,8 +634,12 @@ impl<'t> Builder<'t> {
 
     fn remember(&mut self, anchor: usize, node: &Node) {
         if anchor != 0 {
-            let size = node.size();
-            self.anchors.insert(anchor, (node.clone(), size));
+            let anchored = Anchored {
+                node: node.clone(),
+                size: node.size(),
+                height: node.height(),
+            };
+            self.anchors.insert(anchor, anchored);
         }
     }
 

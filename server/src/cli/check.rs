@@ -1,5 +1,6 @@
 //! `mzk check`: discover bundles, analyse them, report.
 
+use crate::cli::out::out;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -12,7 +13,7 @@ use super::OutputFormat;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
-    /// Bundle folders, or folders searched recursively for bundles (default: the current folder).
+    /// Bundle folders, folders searched recursively for bundles, or files of a bundle (its bundle is analysed, and only the named files reported) (default: the current folder).
     paths: Vec<PathBuf>,
     /// How to print diagnostics.
     #[arg(long, value_enum, default_value = "full")]
@@ -50,6 +51,18 @@ pub struct CheckArgs {
 struct Plan {
     bundles: Vec<PathBuf>,
     configs: Vec<Config>,
+    /// For each bundle, the files to report (canonical paths), when files
+    /// rather than the bundle were named; `None` reports the whole bundle.
+    only: Vec<Option<Vec<PathBuf>>>,
+}
+
+/// The bundle a file belongs to: the nearest folder at or above it holding
+/// orchestrator.yaml.
+fn bundle_of_file(file: &Path) -> Option<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("orchestrator.yaml").is_file())
+        .map(Path::to_path_buf)
 }
 
 /// Finds the bundles under the paths and the configuration of each; on a
@@ -78,6 +91,7 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
     let mut plan = Plan {
         bundles: Vec::new(),
         configs: Vec::new(),
+        only: Vec::new(),
     };
     for path in &paths {
         if !path.exists() {
@@ -85,6 +99,39 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
         }
         // Absolute, canonical paths: the folder name is what workflow_name must match.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if path.is_file() {
+            let Some(bundle) = bundle_of_file(&path) else {
+                return Err((
+                    format!(
+                        "{}: not a file of a bundle (no folder holding orchestrator.yaml contains it)",
+                        path.display()
+                    ),
+                    2,
+                ));
+            };
+            match plan.bundles.iter().position(|b| *b == bundle) {
+                Some(i) => {
+                    if let Some(files) = &mut plan.only[i] {
+                        files.push(path.clone());
+                    }
+                }
+                None => {
+                    let config = match &explicit {
+                        Some(config) => config.clone(),
+                        None => {
+                            Config::discover(&RealFs, &bundle).map_err(|e| (e.to_string(), 2))?
+                        }
+                    };
+                    let config = config
+                        .with_overrides(&overrides)
+                        .map_err(|e| (e.to_string(), 2))?;
+                    plan.bundles.push(bundle);
+                    plan.configs.push(config);
+                    plan.only.push(Some(vec![path.clone()]));
+                }
+            }
+            continue;
+        }
         let found = discover_bundles(&RealFs, &path);
         if found.is_empty() {
             return Err((
@@ -96,7 +143,9 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
             ));
         }
         for bundle in found {
-            if plan.bundles.contains(&bundle) {
+            if let Some(i) = plan.bundles.iter().position(|b| *b == bundle) {
+                // Named as a folder too: report all of it.
+                plan.only[i] = None;
                 continue;
             }
             let config = match &explicit {
@@ -112,6 +161,7 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
             }
             plan.bundles.push(bundle);
             plan.configs.push(config);
+            plan.only.push(None);
         }
     }
     Ok(plan)
@@ -131,10 +181,27 @@ fn analyse(plan: &Plan) -> Vec<Analysis> {
         std::thread::spawn(mzk_analyzer::tokens::preload);
     }
     let mut analyses = analyze_bundles(&RealFs, &plan.bundles);
-    for (analysis, config) in analyses.iter_mut().zip(&plan.configs) {
+    for ((analysis, config), only) in analyses.iter_mut().zip(&plan.configs).zip(&plan.only) {
         config.apply(analysis);
+        if let Some(files) = only {
+            keep_files(analysis, files);
+        }
     }
     analyses
+}
+
+/// Keeps the diagnostics of the named files (so `--fix` also touches only
+/// those).
+fn keep_files(analysis: &mut Analysis, files: &[PathBuf]) {
+    let bundle = &analysis.bundle;
+    let named = |id| {
+        bundle.file(id).is_some_and(|f| {
+            let path = bundle.dir.join(&f.relative);
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            files.contains(&path)
+        })
+    };
+    analysis.diagnostics.retain(|d| named(d.file));
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -168,7 +235,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut analyses = analyse(&plan);
     if args.diff {
         let planned = fix::plan(&analyses, args.unsafe_fixes);
-        print!(
+        out!(
             "{}",
             fix::unified_diff(&planned, &std::env::current_dir().unwrap_or_default())
         );
@@ -192,7 +259,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         eprintln!("{fixed}");
     }
     let (text, errors) = report_of(&args, &analyses);
-    print!("{text}");
+    out!("{text}");
     if errors > 0 {
         ExitCode::from(1)
     } else {
@@ -207,7 +274,12 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
     let mut files = 0;
     for analysis in analyses {
         files += analysis.bundle.files.len();
-        for diagnostic in &analysis.diagnostics {
+        // Errors first: what fails a run is read before the warnings it may
+        // cause (an unknown target before the agent it leaves unreachable).
+        let mut diagnostics: Vec<&mzk_analyzer::diagnostics::Diagnostic> =
+            analysis.diagnostics.iter().collect();
+        diagnostics.sort_by_key(|d| d.severity);
+        for diagnostic in diagnostics {
             located.push(Located::new(analysis, diagnostic, &cwd));
         }
     }

@@ -5,6 +5,7 @@
 //! the agent sees and writes, its tools, and the prompt middleware that
 //! rewrites the prompt at run time (dynamic, not sized).
 
+use crate::cli::out::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,11 +64,11 @@ pub fn run(args: ContextArgs) -> ExitCode {
         }
     };
     match args.output_format {
-        ContextFormat::Json => println!(
+        ContextFormat::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         ),
-        ContextFormat::Full => print!("{}", full(&report)),
+        ContextFormat::Full => out!("{}", full(&report)),
     }
     ExitCode::SUCCESS
 }

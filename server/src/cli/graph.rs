@@ -1,5 +1,6 @@
 //! `mzk graph`: the transition graph as Mermaid, Graphviz DOT or JSON.
 
+use crate::cli::out::out;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -134,6 +135,6 @@ pub fn run(args: GraphArgs) -> ExitCode {
             )
         }
     };
-    print!("{text}");
+    out!("{text}");
     ExitCode::SUCCESS
 }

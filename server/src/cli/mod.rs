@@ -4,12 +4,14 @@ mod check;
 pub mod context;
 mod fix;
 mod graph;
+mod out;
 mod report;
 pub mod run;
 pub mod schema;
 mod test;
 mod watch;
 
+use out::out;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -50,7 +52,7 @@ enum Command {
     /// Write a JSON Schema per bundle file kind, and the yaml-language-server settings that map them.
     Schema(schema::SchemaArgs),
     /// Run a bundle locally with mozaiks' semantics (offline: synthetic model or a scenario).
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Browse the run history: `mzk runs list`, `mzk runs show ID`.
     Runs(run::RunsArgs),
     /// Run each bundle's scenarios (scenarios/*.yaml) and report transition coverage.
@@ -97,13 +99,13 @@ pub fn main() -> ExitCode {
         Command::Graph(args) => graph::run(args),
         Command::Context(args) => context::run(args),
         Command::Schema(args) => schema::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Runs(args) => run::runs(args),
         Command::Test(args) => test::run(args),
         Command::Lsp => crate::lsp::main(),
         Command::Explain { rule } => match Rule::lookup(&rule) {
             Some(rule) => {
-                print!("{}", explain(rule));
+                out!("{}", explain(rule));
                 ExitCode::SUCCESS
             }
             None => {
@@ -112,7 +114,7 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Rules { format } => {
-            print!("{}", rules_list(format));
+            out!("{}", rules_list(format));
             ExitCode::SUCCESS
         }
     }

@@ -2,7 +2,7 @@
 //! persisted history. The runtime crate does the work; this module picks
 //! the backend, prints events and stores them.
 
-use std::io::Write as _;
+use crate::cli::out::outln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -77,7 +77,15 @@ pub struct RunArgs {
     /// The user's reply to a paused run.
     #[arg(long, requires = "resume")]
     reply: Option<String>,
+    /// Answer every pause with TEXT (default: a synthetic user's answer)
+    /// instead of stopping, so an offline run goes on to its end; a
+    /// scenario's own replies come first.
+    #[arg(long, value_name = "TEXT", num_args = 0..=1, default_missing_value = SYNTHETIC_USER_REPLY, require_equals = true)]
+    auto_reply: Option<String>,
 }
+
+/// What `--auto-reply` answers a pause with when no text is given.
+const SYNTHETIC_USER_REPLY: &str = "(synthetic user) Here is everything you asked for.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendKind {
@@ -118,13 +126,12 @@ enum RunsCommand {
 /// Prints an event as it comes: its JSON line, or its human line.
 fn print_event(json: bool) -> impl FnMut(&Event) + Send {
     move |event| {
-        let mut out = std::io::stdout().lock();
         if json {
-            let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
+            let line = serde_json::to_string(event).unwrap_or_default();
+            crate::cli::out::write_now(format_args!("{line}\n"));
         } else if let Some(line) = event.human() {
-            let _ = writeln!(out, "{line}");
+            crate::cli::out::write_now(format_args!("{line}\n"));
         }
-        let _ = out.flush();
     }
 }
 
@@ -203,7 +210,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(path) = &args.context {
         let parsed = std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string()));
+            .and_then(|t| mzk_runtime::value::parse_json(&t));
         match parsed {
             Ok(serde_json::Value::Object(map)) => seed_context.extend(map),
             Ok(_) => {
@@ -272,6 +279,9 @@ pub fn run(args: RunArgs) -> ExitCode {
     options.initial_agent = args.agent.clone();
     if let Some(s) = &scenario {
         options.user = s.user.clone();
+    }
+    if let Some(text) = &args.auto_reply {
+        options.user.default.get_or_insert_with(|| text.clone());
     }
     let saved = match &resuming {
         Some(id) => match history.load_state(id) {
@@ -400,13 +410,13 @@ pub fn runs(args: RunsArgs) -> ExitCode {
     let result = match &args.command {
         RunsCommand::List { limit, .. } => history.list(*limit).map(|runs| {
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&runs).unwrap_or_default()
                 );
             } else {
                 for r in runs {
-                    println!(
+                    outln!(
                         "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
                         r.id,
                         r.status,
@@ -424,9 +434,9 @@ pub fn runs(args: RunsArgs) -> ExitCode {
             Ok(Some(summary)) => history.events(id).map(|events| {
                 if json {
                     let out = serde_json::json!({"run": summary, "events": events});
-                    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                    outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
                 } else {
-                    println!(
+                    outln!(
                         "run {} ({}, {} model): {} {}",
                         summary.id,
                         summary.workflow,
@@ -439,7 +449,7 @@ pub fn runs(args: RunsArgs) -> ExitCode {
                             .ok()
                             .and_then(|ev| ev.human());
                         if let Some(line) = line {
-                            println!("{}  {line}", e.at);
+                            outln!("{}  {line}", e.at);
                         }
                     }
                 }

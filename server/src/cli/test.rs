@@ -3,6 +3,7 @@
 //! divergence, and measures transition coverage: which rules of
 //! transition_graph.yaml fired in at least one scenario.
 
+use crate::cli::out::{out, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -68,7 +69,10 @@ fn coverage_of(bundle: &Bundle, scenarios: usize, fired: &[usize]) -> BundleCove
 pub fn run(args: TestArgs) -> ExitCode {
     let mut dirs = Vec::new();
     for path in &args.paths {
-        let found = discover_bundles(&RealFs, path);
+        // Canonical, so every bundle prints relative to the current folder
+        // (or absolute outside it), whichever way it was named.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let found = discover_bundles(&RealFs, &path);
         if found.is_empty() {
             eprintln!(
                 "mzk: {}: no bundle (no orchestrator.yaml) here or below",
@@ -86,7 +90,7 @@ pub fn run(args: TestArgs) -> ExitCode {
     let to_stdout = args.coverage_format == CoverageFormat::Text;
     let say = |line: String| {
         if to_stdout {
-            println!("{line}");
+            outln!("{line}");
         } else {
             eprintln!("{line}");
         }
@@ -110,9 +114,10 @@ pub fn run(args: TestArgs) -> ExitCode {
         let mut scenarios = 0;
         let files = scenario_files(&bundle.dir);
         say(format!(
-            "{} ({} scenarios)",
+            "{} ({} scenario{})",
             display(&bundle.dir),
-            files.len()
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
         ));
         for file in files {
             let name = file
@@ -185,11 +190,11 @@ pub fn run(args: TestArgs) -> ExitCode {
     ));
     match args.coverage_format {
         CoverageFormat::Text => {}
-        CoverageFormat::Json => println!(
+        CoverageFormat::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&coverage_json(&coverages)).unwrap_or_default()
         ),
-        CoverageFormat::Lcov => print!("{}", lcov(&coverages)),
+        CoverageFormat::Lcov => out!("{}", lcov(&coverages)),
     }
     if let (true, Some(min)) = (below, args.min_coverage) {
         eprintln!("mzk: transition coverage is below --min-coverage {min}%");

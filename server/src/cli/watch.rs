@@ -2,6 +2,7 @@
 //! paths changes, printing only what changed since the previous round —
 //! `+` for a new diagnostic, `-` for one that went away — and a summary.
 
+use crate::cli::out::outln;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,15 +55,15 @@ pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, Str
                 let changed = changes(&previous, &now);
                 if round == 0 {
                     for line in &now {
-                        println!("{line}");
+                        outln!("{line}");
                     }
                 } else {
                     for line in &changed {
-                        println!("{line}");
+                        outln!("{line}");
                     }
                 }
                 let errors = now.iter().filter(|l| l.contains(": error[")).count();
-                println!(
+                outln!(
                     "mzk: {} diagnostic{} ({errors} error{}){}; watching for changes (Ctrl-C to stop)",
                     now.len(),
                     if now.len() == 1 { "" } else { "s" },
@@ -75,7 +76,7 @@ pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, Str
                 );
                 previous = now;
             }
-            Err(message) => println!("mzk: {message}; watching for changes (Ctrl-C to stop)"),
+            Err(message) => outln!("mzk: {message}; watching for changes (Ctrl-C to stop)"),
         }
         round += 1;
         // Block for the next change, then let the burst settle.

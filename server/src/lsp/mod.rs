@@ -82,6 +82,10 @@ struct State {
     /// The server's own watcher over the roots, for clients that cannot
     /// watch files for us (dropping it stops watching).
     fallback_watcher: Option<notify::RecommendedWatcher>,
+    /// The last text of each open bundle file that could be read to its end:
+    /// while the author's current text cannot, the other files are checked
+    /// against it (see `merge_last_readable`).
+    last_readable: HashMap<PathBuf, Arc<str>>,
 }
 
 impl State {
@@ -262,7 +266,7 @@ impl Backend {
     /// publishes the diagnostics of every file of it unless a newer analysis
     /// started meanwhile.
     async fn reanalyse(&self, path: &Path) {
-        let (bundle, generation, overlay, cache, shared) = {
+        let (bundle, generation, overlay, cache, shared, last_readable) = {
             let mut state = self.state.lock().await;
             let open: HashMap<PathBuf, String> = state
                 .documents
@@ -272,12 +276,25 @@ impl Backend {
             let Some(bundle) = bundle_of(path, |p| open.contains_key(p)) else {
                 return;
             };
+            let last_readable: HashMap<PathBuf, Arc<str>> = state
+                .last_readable
+                .iter()
+                .filter(|(p, _)| p.starts_with(&bundle))
+                .map(|(p, t)| (p.clone(), t.clone()))
+                .collect();
             let generation = state.generations.entry(bundle.clone()).or_insert(0);
             *generation += 1;
             let generation = *generation;
             let cache = state.caches.entry(bundle.clone()).or_default().clone();
             let shared = state.shared.get(root_of(&bundle)).cloned();
-            (bundle, generation, Overlay { open }, cache, shared)
+            (
+                bundle,
+                generation,
+                Overlay { open },
+                cache,
+                shared,
+                last_readable,
+            )
         };
         let dir = bundle.clone();
         let Ok((analysis, shared, config_error)) = tokio::task::spawn_blocking(move || {
@@ -293,6 +310,26 @@ impl Backend {
                 Err(e) => (Config::defaults(&dir), Some(e)),
             };
             config.apply(&mut analysis);
+            // Files the author is typing in that cannot be read right now:
+            // check the others against their last readable version.
+            let mut substituted = overlay.open.clone();
+            let mut any = false;
+            for id in &analysis.incomplete {
+                let Some(file) = analysis.bundle.file(*id) else {
+                    continue;
+                };
+                let path = normalize(&dir.join(&file.relative));
+                if let Some(text) = last_readable.get(&path) {
+                    substituted.insert(path, text.to_string());
+                    any = true;
+                }
+            }
+            if any {
+                let overlay = Overlay { open: substituted };
+                let mut last = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
+                config.apply(&mut last);
+                mzk_analyzer::analysis::merge_last_readable(&mut analysis, last);
+            }
             (analysis, shared, config_error)
         })
         .await
@@ -333,6 +370,18 @@ impl Backend {
                 return; // stale: a newer change is being analysed
             }
             state.analyses.insert(bundle.clone(), analysis.clone());
+            // Open files read to their end become their last readable text.
+            for file in &analysis.bundle.files {
+                if file.kind.is_none() || analysis.incomplete.contains(&file.id) {
+                    continue;
+                }
+                let path = normalize(&analysis.bundle.dir.join(&file.relative));
+                if state.documents.contains_key(&path) {
+                    state
+                        .last_readable
+                        .insert(path, Arc::from(file.text.as_str()));
+                }
+            }
             let versions: HashMap<PathBuf, i32> = state
                 .documents
                 .iter()
@@ -1056,7 +1105,11 @@ impl LanguageServer for Backend {
         let Some(path) = path_of(&params.text_document.uri) else {
             return;
         };
-        self.state.lock().await.documents.remove(&path);
+        {
+            let mut state = self.state.lock().await;
+            state.documents.remove(&path);
+            state.last_readable.remove(&path);
+        }
         // The file is read from disk again from now on.
         self.document_changed(&path).await;
     }
@@ -1439,6 +1492,7 @@ where
 pub fn main() -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(mzk_analyzer::limits::THREAD_STACK_BYTES)
         .enable_all()
         .build()
     {
