@@ -177,8 +177,20 @@ fn holds_invariants_at(fs: &MemoryFs, dir: &Path) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `cases` per run; failures are kept beside this file
+/// (properties.proptest-regressions), where proptest replays them first.
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+    #![proptest_config(config(160))]
 
     #[test]
     fn analysis_of_edited_bundles_holds_its_invariants(
@@ -450,7 +462,7 @@ mod generated {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(config(400))]
 
     /// Bundles generated from the schema description never make the
     /// analysis panic, and hold every invariant above.
