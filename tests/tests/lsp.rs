@@ -1524,3 +1524,41 @@ async fn a_broken_line_leaves_the_other_files_as_they_were() {
     );
     client.stop(server).await;
 }
+
+/// A VS Code-like client sends a change whose range ends past the end of its
+/// line (and another past the end of the file): the position means the
+/// line's end (the text's end), the edit applies, and the server goes on
+/// answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_past_the_end_of_a_line_are_clamped() {
+    let dir = bundle_copy("lsp", "SupportDesk", "past-line-end");
+    let agents = dir.join("agents.yaml");
+    let agents_uri = uri(&agents);
+    let text = std::fs::read_to_string(&agents).unwrap();
+    let (mut client, server, _) = Client::start(&["utf-16"]).await;
+    client.open(&agents_uri, 1, &text).await;
+    client.diagnostics(&agents_uri, Some(1)).await;
+    // Line 1 is `  - name: IntakeAgent`: replace from `Intake` to far past its end.
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": agents_uri, "version": 2}, "contentChanges": [
+                {"range": {"start": {"line": 1, "character": 10}, "end": {"line": 1, "character": 500}}, "text": "IntakeAgent"},
+                {"range": {"start": {"line": 100000, "character": 3}, "end": {"line": 100000, "character": 9}}, "text": "# end\n"}
+            ]}),
+        )
+        .await;
+    let diagnostics = client.diagnostics(&agents_uri, Some(2)).await;
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let hover = client
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": agents_uri}, "position": {"line": 1, "character": 12}}),
+        )
+        .await;
+    assert!(
+        hover["contents"].to_string().contains("IntakeAgent"),
+        "{hover}"
+    );
+    client.stop(server).await;
+}
