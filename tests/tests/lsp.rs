@@ -1453,7 +1453,11 @@ async fn a_broken_line_leaves_the_other_files_as_they_were() {
         1,
     );
     let agents_text = std::fs::read_to_string(&agents).unwrap();
-    let (mut client, server, _) = Client::start(&["utf-16"]).await;
+    let (mut client, server, _) =
+        Client::start_with(json!({"processId": null, "rootUri": null, "capabilities": {
+        "general": {"positionEncodings": ["utf-16"]},
+        "textDocument": {"publishDiagnostics": {"relatedInformation": true}}}}))
+        .await;
     client.open(&graph_uri, 1, &graph_text).await;
     client.open(&agents_uri, 1, &agents_text).await;
     // The typo's findings: the unknown target, and the agent it strands.
@@ -1561,4 +1565,52 @@ async fn edits_past_the_end_of_a_line_are_clamped() {
         "{hover}"
     );
     client.stop(server).await;
+}
+
+/// Related locations go where the client can show them: as
+/// `relatedInformation` when it declares support, else into the message
+/// (Emacs' eglot declares `relatedInformation: false`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn related_locations_follow_the_clients_capability() {
+    let dir = bundle_copy("lsp", "SupportDesk", "related");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let text = std::fs::read_to_string(&graph).unwrap().replacen(
+        "target_agent: ClassifierAgent",
+        "target_agent: ClasifierAgent",
+        1,
+    );
+    for supported in [true, false] {
+        let (mut client, server, _) =
+            Client::start_with(json!({"processId": null, "rootUri": null, "capabilities": {
+            "textDocument": {"publishDiagnostics": {"relatedInformation": supported}}}}))
+            .await;
+        client.open(&graph_uri, 1, &text).await;
+        let diagnostics = client.diagnostics(&graph_uri, Some(1)).await;
+        let typo = diagnostics.iter().find(|d| d["code"] == "MZ201").unwrap();
+        let message = typo["message"].as_str().unwrap();
+        let place = "\nagents.yaml:18:11: `ClassifierAgent` is defined here";
+        if supported {
+            assert_eq!(
+                typo["relatedInformation"][0]["message"],
+                "`ClassifierAgent` is defined here"
+            );
+            assert!(!message.contains(place), "{message}");
+        } else {
+            assert!(typo.get("relatedInformation").is_none(), "{typo}");
+            assert!(message.ends_with(place), "{message}");
+        }
+        // A quick fix still finds its diagnostic, as the client echoes it.
+        let line = typo["range"]["start"]["line"].clone();
+        let actions = client
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": graph_uri},
+                       "range": {"start": {"line": line, "character": 20}, "end": {"line": line, "character": 20}},
+                       "context": {"diagnostics": [typo], "only": ["quickfix"]}}),
+            )
+            .await;
+        assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
+        client.stop(server).await;
+    }
 }

@@ -256,8 +256,11 @@ fn enum_values(kind: &crate::schema::Kind) -> Option<Vec<&'static str>> {
 pub(super) fn parent_path(text: &str, line_start: usize, column: usize) -> Vec<String> {
     let mut path = Vec::new();
     let mut limit = column;
+    // After a list item, its parent key may stand at the item's own
+    // indentation (`rules:` then `- a: 1` in the same column).
+    let mut parent_at_limit = false;
     let mut end = line_start;
-    while end > 0 && limit > 0 {
+    while end > 0 && (limit > 0 || parent_at_limit) {
         let start = text[..end - 1].rfind('\n').map_or(0, |i| i + 1);
         let line = &text[start..end - 1];
         end = start;
@@ -279,14 +282,21 @@ pub(super) fn parent_path(text: &str, line_start: usize, column: usize) -> Vec<S
                 }
                 path.push("-".to_string());
                 limit = indent;
+                parent_at_limit = true;
             }
             continue;
         }
-        if indent < limit {
+        let parent_here = parent_at_limit
+            && indent == limit
+            && trimmed
+                .split_once(':')
+                .is_some_and(|(_, v)| v.trim().is_empty());
+        if indent < limit || parent_here {
             if let Some((key, _)) = trimmed.split_once(':') {
                 path.push(key.trim().trim_matches(['"', '\'']).to_string());
             }
             limit = indent;
+            parent_at_limit = false;
         }
     }
     path.reverse();

@@ -27,22 +27,10 @@ pub(super) fn key_hover(
     let kind = f.kind?;
     let text = f.text.as_str();
     let offset = (offset as usize).min(text.len());
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    let line = &text[line_start..line_end];
-    let mut body = line.trim_start();
-    if let Some(rest) = body.strip_prefix("- ") {
-        body = rest.trim_start();
-    }
-    let key_column = line.len() - body.len();
-    let colon = body.find(':')?;
-    let key = body[..colon].trim_end();
-    let key_start = line_start + key_column;
-    let key_end = key_start + key.len();
-    if offset < key_start || offset > key_end || key.is_empty() {
-        return None;
-    }
-    let path = parent_path(text, line_start, key_column);
+    // The parsed tree knows every layout (block lists in the parent's column,
+    // flow style); a file that does not parse is read line by line.
+    let (path, key, key_start, key_end) =
+        key_in_tree(text, offset).or_else(|| key_on_line(text, offset))?;
     let object = resolve_object(kind, &path)?;
     let field = object.field(key.trim_matches(['"', '\'']))?;
     let mut doc = format!("**`{}`** in {}", field.name, object.name);
@@ -60,6 +48,61 @@ pub(super) fn key_hover(
         (false, None) => doc.push_str("Optional."),
     }
     Some((TextRange::new(key_start as u32, key_end as u32), doc))
+}
+
+/// The key under `offset` in the file's YAML tree: the keys and list items
+/// enclosing it (`-` for an item), the key, and where it is written.
+fn key_in_tree(text: &str, offset: usize) -> Option<(Vec<String>, String, usize, usize)> {
+    use crate::syntax::{Node, NodeKind};
+    let mut diagnostics = Vec::new();
+    let document = crate::syntax::parse(text, FileId(0), &mut diagnostics);
+    let mut node: &Node = document.root.as_ref()?;
+    let mut path = Vec::new();
+    let inside =
+        |range: TextRange| (range.start as usize) <= offset && offset <= range.end as usize;
+    loop {
+        match &node.kind {
+            NodeKind::Map(entries) => {
+                let entry = entries
+                    .iter()
+                    .find(|e| inside(e.key.range) || inside(e.value.range))?;
+                let key = entry.key.as_str()?.to_string();
+                if inside(entry.key.range) {
+                    let range = entry.key.range;
+                    return Some((path, key, range.start as usize, range.end as usize));
+                }
+                path.push(key);
+                node = &entry.value;
+            }
+            NodeKind::Seq(items) => {
+                node = items.iter().find(|item| inside(item.range))?;
+                path.push("-".to_string());
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The key written on the line of `offset` (`key:` or `- key:`), with the
+/// enclosing keys found by indentation: for a file that does not parse.
+fn key_on_line(text: &str, offset: usize) -> Option<(Vec<String>, String, usize, usize)> {
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = &text[line_start..line_end];
+    let mut body = line.trim_start();
+    if let Some(rest) = body.strip_prefix("- ") {
+        body = rest.trim_start();
+    }
+    let key_column = line.len() - body.len();
+    let colon = body.find(':')?;
+    let key = body[..colon].trim_end();
+    let key_start = line_start + key_column;
+    let key_end = key_start + key.len();
+    if offset < key_start || offset > key_end || key.is_empty() {
+        return None;
+    }
+    let path = parent_path(text, line_start, key_column);
+    Some((path, key.to_string(), key_start, key_end))
 }
 
 fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextRange, String)> {

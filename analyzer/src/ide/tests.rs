@@ -343,6 +343,45 @@ fn hover_on_a_key_shows_its_schema_documentation() {
     assert!(hover::key_hover(&analysis, graph.id, at).is_none());
 }
 
+/// Every key of every rule has its documentation, whether the list is
+/// indented under `transition_rules:` or written in the same column (as
+/// ThemeCapture and AppReview do), and in flow style.
+#[test]
+fn hover_on_keys_in_every_list_layout() {
+    let indented = "transition_rules:\n  - source_agent: user\n    target_agent: IntakeAgent\n    transition_type: after_turn\n  - source_agent: IntakeAgent\n    target_agent: terminate\n    transition_type: after_turn\n    termination_reason: workflow_complete\n";
+    let same_column = "# rules\ntransition_rules:\n- source_agent: user\n  target_agent: IntakeAgent\n  transition_type: after_turn\n\n- source_agent: IntakeAgent\n  target_agent: terminate\n  transition_type: after_turn\n  termination_reason: workflow_complete\n";
+    let flow = "transition_rules:\n  - {source_agent: user, target_agent: IntakeAgent, transition_type: after_turn}\n";
+    for (layout, text) in [
+        ("indented", indented),
+        ("same column", same_column),
+        ("flow", flow),
+    ] {
+        let mut fs = support_desk();
+        fs.insert("/w/SupportDesk/transition_graph.yaml", text);
+        let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
+        let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
+        let mut hovered = 0;
+        for key in [
+            "source_agent",
+            "target_agent",
+            "transition_type",
+            "termination_reason",
+        ] {
+            for (at, _) in text.match_indices(&format!("{key}:")) {
+                let (range, doc) = hover::key_hover(&analysis, graph.id, at as u32 + 2)
+                    .unwrap_or_else(|| panic!("{layout}: no hover on `{key}` at {at}"));
+                assert_eq!(&text[range.start as usize..range.end as usize], key);
+                assert!(
+                    doc.starts_with(&format!("**`{key}`** in transition rule")),
+                    "{layout}: {doc}"
+                );
+                hovered += 1;
+            }
+        }
+        assert!(hovered >= 3, "{layout}");
+    }
+}
+
 #[test]
 fn rename_agents_variables_models_and_tools_across_files() {
     rename_keeps_the_bundle_clean("agents.yaml", "name: ClassifierAgent", "TriageAgent", 8);

@@ -71,6 +71,9 @@ struct State {
     /// Whether the client re-asks for inlay hints when told to (after
     /// `mzk test` rewrites a coverage file).
     can_refresh_hints: bool,
+    /// Whether the client shows a diagnostic's related locations (else they
+    /// go into its message).
+    related_information: bool,
     /// Per bundle, the per-file work of its last analyses (see `FileCache`).
     caches: HashMap<PathBuf, Arc<std::sync::Mutex<FileCache>>>,
     /// Per workflows root, what its shared folders mention; dropped when a
@@ -211,7 +214,26 @@ fn to_lsp_diagnostic(
     analysis: &Analysis,
     d: &mzk_analyzer::diagnostics::Diagnostic,
     unit: ColumnUnit,
+    related_support: bool,
 ) -> Diagnostic {
+    let mut message = d.message.clone();
+    if !related_support {
+        // A client without related information reads the places in the
+        // message instead: `path:line:column: what is there`, one a line.
+        for r in &d.related {
+            let Some(f) = analysis.bundle.file(r.file) else {
+                continue;
+            };
+            let at = to_position(analysis, r.file, r.range.start, unit);
+            message.push_str(&format!(
+                "\n{}:{}:{}: {}",
+                f.relative,
+                at.line + 1,
+                at.character + 1,
+                r.message
+            ));
+        }
+    }
     let related = d
         .related
         .iter()
@@ -234,8 +256,8 @@ fn to_lsp_diagnostic(
         }),
         code: Some(NumberOrString::String(d.rule.code().to_string())),
         source: Some("mzk".into()),
-        message: d.message.clone(),
-        related_information: (!related.is_empty()).then_some(related),
+        message,
+        related_information: (related_support && !related.is_empty()).then_some(related),
         ..Diagnostic::default()
     }
 }
@@ -385,7 +407,7 @@ impl Backend {
             .entry(root_of(&bundle).to_path_buf())
             .or_insert(shared);
         let analysis = Arc::new(analysis);
-        let (unit, versions, previous) = {
+        let (unit, related, versions, previous) = {
             let mut state = self.state.lock().await;
             if state.generations.get(&bundle) != Some(&generation) {
                 return; // stale: a newer change is being analysed
@@ -409,7 +431,7 @@ impl Backend {
                 .map(|(p, d)| (p.clone(), d.version))
                 .collect();
             let previous = state.published.remove(&bundle).unwrap_or_default();
-            (state.unit(), versions, previous)
+            (state.unit(), state.related_information, versions, previous)
         };
         let mut now: HashSet<Uri> = HashSet::new();
         let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::new();
@@ -417,7 +439,7 @@ impl Backend {
             per_file
                 .entry(d.file)
                 .or_default()
-                .push(to_lsp_diagnostic(&analysis, d, unit));
+                .push(to_lsp_diagnostic(&analysis, d, unit, related));
         }
         for file in &analysis.bundle.files {
             let Some(uri) = file_uri(&analysis, file.id) else {
@@ -712,6 +734,14 @@ impl LanguageServer for Backend {
             state.can_refresh_hints = workspace
                 .and_then(|w| w.inlay_hint.as_ref())
                 .and_then(|h| h.refresh_support)
+                .unwrap_or(false);
+            // Absent means unsupported (LSP 3.17).
+            state.related_information = params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.publish_diagnostics.as_ref())
+                .and_then(|p| p.related_information)
                 .unwrap_or(false);
         }
         Ok(InitializeResult {
@@ -1236,6 +1266,7 @@ impl LanguageServer for Backend {
         let Some((analysis, file, _, unit)) = self.locate(&uri, params.range.start).await else {
             return Ok(None);
         };
+        let related = self.state.lock().await.related_information;
         let wants = |kind: &CodeActionKind| {
             params
                 .context
@@ -1271,7 +1302,7 @@ impl LanguageServer for Backend {
         let mut actions = Vec::new();
         if wants(&CodeActionKind::QUICKFIX) {
             for (d, fixes) in &fixable {
-                let diagnostic = to_lsp_diagnostic(&analysis, d, unit);
+                let diagnostic = to_lsp_diagnostic(&analysis, d, unit, related);
                 let range = diagnostic.range;
                 let touches = range.start <= params.range.end && params.range.start <= range.end;
                 if !touches {
