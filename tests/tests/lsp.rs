@@ -1614,3 +1614,46 @@ async fn related_locations_follow_the_clients_capability() {
         client.stop(server).await;
     }
 }
+
+/// A request that comes before the first analysis of its bundle (right after
+/// the editor opened it) is answered once the bundle is analysed, not with
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_before_the_first_analysis_are_answered() {
+    let dir = bundle_copy("lsp", "SupportDesk", "first-request");
+    let agents = dir.join("agents.yaml");
+    let agents_uri = uri(&agents);
+    let text = std::fs::read_to_string(&agents).unwrap();
+    let root_uri = uri(dir.root());
+    let (mut client, server, _) =
+        Client::start_with(json!({"processId": null, "rootUri": root_uri, "capabilities": {}}))
+            .await;
+    client.open(&agents_uri, 1, &text).await;
+    // No wait for diagnostics: the hover goes right behind the open.
+    let line = text
+        .lines()
+        .position(|l| l.contains("name: IntakeAgent"))
+        .unwrap();
+    let hover = client
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": agents_uri}, "position": {"line": line, "character": 12}}),
+        )
+        .await;
+    assert!(
+        hover["contents"].to_string().contains("IntakeAgent"),
+        "{hover}"
+    );
+    let references = client
+        .request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": agents_uri}, "position": {"line": line, "character": 12},
+                   "context": {"includeDeclaration": true}}),
+        )
+        .await;
+    assert!(
+        references.as_array().is_some_and(|r| r.len() > 1),
+        "{references}"
+    );
+    client.stop(server).await;
+}

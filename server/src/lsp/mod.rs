@@ -106,6 +106,8 @@ pub struct Backend {
     exit_with_parent: bool,
     /// Runs started from the editor.
     runs: Arc<runs::Runs>,
+    /// Told whenever an analysis is kept, for requests waiting for one.
+    analysed: Arc<tokio::sync::Notify>,
 }
 
 /// Open documents over the disk: what the editor shows wins.
@@ -290,6 +292,30 @@ fn root_of(bundle: &Path) -> &Path {
 /// How long the fallback watcher waits for more events before re-analysing.
 const WATCH_QUIET_PERIOD: std::time::Duration = std::time::Duration::from_millis(150);
 
+/// How long a request waits for the first analysis of its bundle.
+const FIRST_ANALYSIS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The latest analysis holding the file at `path`.
+fn analysis_of(state: &State, path: &Path) -> Option<Arc<Analysis>> {
+    state
+        .analyses
+        .iter()
+        .find(|(dir, _)| path.starts_with(dir))
+        .map(|(_, a)| a.clone())
+        .or_else(|| {
+            state
+                .analyses
+                .values()
+                .find(|a| {
+                    a.bundle
+                        .files
+                        .iter()
+                        .any(|f| normalize(&a.bundle.dir.join(&f.relative)) == path)
+                })
+                .cloned()
+        })
+}
+
 impl Backend {
     /// Analyses (and publishes the diagnostics of) every bundle under `roots`.
     async fn analyse_roots(&self, roots: &[PathBuf]) {
@@ -413,6 +439,7 @@ impl Backend {
                 return; // stale: a newer change is being analysed
             }
             state.analyses.insert(bundle.clone(), analysis.clone());
+            self.analysed.notify_waiters();
             // Open files read to their end become their last readable text.
             for file in &analysis.bundle.files {
                 if file.kind.is_none() || analysis.incomplete.contains(&file.id) {
@@ -624,25 +651,31 @@ impl Backend {
         pos: Position,
     ) -> Option<(Arc<Analysis>, FileId, u32, ColumnUnit)> {
         let path = path_of(uri)?;
-        let state = self.state.lock().await;
-        let unit = state.unit();
-        let analysis = state
-            .analyses
-            .iter()
-            .find(|(dir, _)| path.starts_with(dir))
-            .map(|(_, a)| a.clone())
-            .or_else(|| {
-                state
-                    .analyses
-                    .values()
-                    .find(|a| {
-                        a.bundle
-                            .files
-                            .iter()
-                            .any(|f| normalize(&a.bundle.dir.join(&f.relative)) == path)
-                    })
-                    .cloned()
-            })?;
+        let found = {
+            let state = self.state.lock().await;
+            analysis_of(&state, &path)
+        };
+        // A request can come before the first analysis of its bundle (right
+        // after the editor opened a large bundle): analyse it now, then
+        // answer, rather than answer nothing.
+        let analysis = match found {
+            Some(analysis) => analysis,
+            None => {
+                let kept = self.analysed.notified();
+                self.reanalyse(&path).await;
+                let found = analysis_of(&*self.state.lock().await, &path);
+                match found {
+                    Some(analysis) => analysis,
+                    None => {
+                        // A newer analysis of the bundle overtook this one
+                        // (the workspace's, or an edit's): wait for it.
+                        let _ = tokio::time::timeout(FIRST_ANALYSIS_WAIT, kept).await;
+                        analysis_of(&*self.state.lock().await, &path)?
+                    }
+                }
+            }
+        };
+        let unit = self.state.lock().await.unit();
         let file = analysis
             .bundle
             .files
@@ -1539,6 +1572,7 @@ where
         state: Arc::new(Mutex::new(State::default())),
         exit_with_parent,
         runs: Arc::new(runs::Runs::default()),
+        analysed: Arc::new(tokio::sync::Notify::new()),
     });
     // The client's frames pass through the guard (framing.rs) on their way
     // in; the server's output and the guard's answers merge on the way out.
