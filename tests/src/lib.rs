@@ -64,11 +64,18 @@ pub fn bundle_copy(suite: &str, name: &str, test: &str) -> Scratch {
     scratch
 }
 
-/// Copies a folder tree.
+/// Copies a folder tree, without what runs leave in it (`.mzk/` histories
+/// and coverage, `__pycache__/`), so a copy is the bundle as committed.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .is_some_and(|n| n == ".mzk" || n == "__pycache__")
+        {
+            continue;
+        }
         let target = to.join(path.file_name().unwrap());
         if path.is_dir() {
             copy_dir(&path, &target);

@@ -638,13 +638,15 @@ fn the_openai_backend_without_a_key_says_so_at_once() {
 /// to the current folder), and counts in words that agree with the number.
 #[test]
 fn test_reports_name_bundles_alike() {
-    let absolute = repo().join("bundles");
+    let root = Scratch::new("runs-test-names");
+    copy_dir(&repo().join("bundles/Hello"), &root.join("bundles/Hello"));
+    let absolute = root.join("bundles");
     for args in [
         vec!["test", "bundles/Hello"],
         vec!["test", absolute.to_str().unwrap()],
         vec!["test", "./bundles/Hello"],
     ] {
-        let out = mzk(&args, &repo());
+        let out = mzk(&args, &root);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{args:?}: {text}");
         assert!(
