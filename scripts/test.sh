@@ -69,6 +69,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -q -- -D warnings
 # A missing editor must fail the editor tests here, not skip them.
 export MZK_REQUIRE_EDITORS=1
+# Likewise the reference (mozaiks 0.2.0 from PyPI): its tests fail, not skip.
+export MZK_REQUIRE_REFERENCE=1
 echo "== cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1
 # The example bundles' scenarios, with every transition rule covered, by the

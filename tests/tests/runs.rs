@@ -522,8 +522,8 @@ fn reference(what: &str) -> Option<PathBuf> {
 fn the_real_smoke_bundles_run_with_their_smoke_files_and_mozaiks_installed() {
     let (Some(corpus), Some(python)) = (reference("--print-corpus"), reference("--print-python"))
     else {
-        println!(
-            "SKIP: mozaiks 0.2.0 could not be installed (PyPI unreachable and nothing cached)"
+        mzk_tests::reference_missing(
+            "mozaiks 0.2.0 could not be installed (PyPI unreachable and nothing cached)",
         );
         return;
     };
