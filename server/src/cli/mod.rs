@@ -73,7 +73,7 @@ pub enum OutputFormat {
     Full,
     /// One line per diagnostic: path:line:column: severity[CODE] message.
     Concise,
-    /// Machine-readable JSON (version 1).
+    /// Machine-readable JSON (version 2; the README documents its shape).
     Json,
     /// SARIF 2.1.0 for code-scanning tools.
     Sarif,
