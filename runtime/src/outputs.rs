@@ -346,6 +346,20 @@ fn lax_bool(value: &Value) -> Option<bool> {
     }
 }
 
+/// The quoted strings of an expression (the values it compares with).
+pub fn quoted_strings(expression: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut rest = expression;
+    while let Some(start) = rest.find(['\'', '"']) {
+        let quote = &rest[start..start + 1];
+        let after = &rest[start + 1..];
+        let Some(end) = after.find(quote) else { break };
+        out.push(Value::String(after[..end].to_string()));
+        rest = &after[end + 1..];
+    }
+    out
+}
+
 /// Values the bundle tests somewhere: `condition_value`s and strings inside
 /// `context_expression`s, and tool outcome values. The synthetic model picks
 /// these for literal fields so that a synthetic run walks routed edges.
@@ -356,15 +370,7 @@ pub fn tested_values(bundle: &Bundle) -> Vec<Value> {
             out.push(yaml_to_json(v));
         }
         if let Some(expr) = &rule.context_expression {
-            let text = expr.as_str();
-            let mut rest = text;
-            while let Some(start) = rest.find(['\'', '"']) {
-                let quote = &rest[start..start + 1];
-                let after = &rest[start + 1..];
-                let Some(end) = after.find(quote) else { break };
-                out.push(Value::String(after[..end].to_string()));
-                rest = &after[end + 1..];
-            }
+            out.extend(quoted_strings(expr.as_str()));
         }
     }
     for tool in &bundle.tools {

@@ -67,20 +67,6 @@ fn hops_to_completion(bundle: &Bundle) -> HashMap<String, usize> {
     }
 }
 
-/// The quoted strings of an expression (the values it compares with).
-fn quoted(expression: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    let mut rest = expression;
-    while let Some(start) = rest.find(['\'', '"']) {
-        let quote = &rest[start..start + 1];
-        let after = &rest[start + 1..];
-        let Some(end) = after.find(quote) else { break };
-        out.push(Value::String(after[..end].to_string()));
-        rest = &after[end + 1..];
-    }
-    out
-}
-
 impl SyntheticBackend {
     pub fn new(bundle: &Bundle) -> SyntheticBackend {
         let hops = hops_to_completion(bundle);
@@ -110,7 +96,7 @@ impl SyntheticBackend {
                 Some(ConditionType::ContextExpression) => rule
                     .context_expression
                     .as_ref()
-                    .map(|e| quoted(&e.text))
+                    .map(|e| outputs::quoted_strings(&e.text))
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
