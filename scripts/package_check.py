@@ -555,15 +555,25 @@ def sdist(tool_bin: Path, version: str) -> None:
         if needed not in names:
             fail(f"{needed} is missing from the sdist")
     unpacked = out / f"mzk-{version}"
-    # cargo resolves the packed workspace from its lock file alone (the build
-    # itself is what `pip install mzk-X.tar.gz` does where Rust exists).
-    metadata = run(
-        ["cargo", "metadata", "--format-version", "1", "--locked", "--offline", "--manifest-path", unpacked / "server/Cargo.toml"],
-        env=dict(os.environ, CARGO_TARGET_DIR=str(out / "target")),
-    ).stdout
-    members = {p["name"] for p in json.loads(metadata)["packages"] if p.get("source") is None}
+    # cargo resolves the packed workspace offline from the packed lock file
+    # (which still lists the test and benchmark crates maturin leaves out:
+    # pruning them needs no network), to the versions this checkout locks.
+    # The build itself is what `pip install mzk-X.tar.gz` does where Rust exists.
+    metadata = json.loads(
+        run(
+            ["cargo", "metadata", "--format-version", "1", "--offline", "--manifest-path", unpacked / "server/Cargo.toml"],
+            env=dict(os.environ, CARGO_TARGET_DIR=str(out / "target")),
+        ).stdout
+    )
+    members = {p["name"] for p in metadata["packages"] if p.get("source") is None}
     if not {"mzk-server", "mzk-analyzer", "mzk-runtime"} <= members:
         fail(f"the sdist's workspace lacks packages: {members}")
+    locked = set(re.findall(r'name = "([^"]+)"\nversion = "([^"]+)"', (ROOT / "Cargo.lock").read_text()))
+    drifted = sorted(
+        f"{p['name']} {p['version']}" for p in metadata["packages"] if p.get("source") and (p["name"], p["version"]) not in locked
+    )
+    if drifted:
+        fail(f"the sdist resolves dependencies this checkout's Cargo.lock does not lock: {drifted}")
     print(f"   {archives[0].name}: {human(archives[0].stat().st_size)}, workspace {sorted(members)}")
     measures["sdist"] = human(archives[0].stat().st_size)
 
