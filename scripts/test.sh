@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh machine: installs what it needs, then runs
 # formatting and lint checks and every test (unit, fixtures, CLI, conformance
 # with mozaiks 0.2.0 from PyPI, the language server under headless Neovim and Emacs eglot),
-# then each fuzz target for a bounded time.
+# then the packaging check, then each fuzz target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,6 +77,12 @@ cargo test --workspace -j2 -- --nocapture 2>&1
 # command line the tests just built (`cargo run` would build it once more).
 echo "== mzk test bundles"
 "${CARGO_TARGET_DIR:-target}/debug/mzk-e2e" test bundles --min-coverage 100
+# mzk the way its users get it: the wheel for this platform (from the build
+# above) installed into a fresh venv and run with no Rust on PATH, the
+# linux-x64 .vsix's bundled server, a real pre-commit run with the hooks, and
+# the Action and workflows against GitHub's schemas (scripts/package_check.py).
+echo "== packaging"
+python3 scripts/package_check.py
 # Each fuzz target for a bounded time (installs cargo-fuzz once); a crash,
 # hang or out-of-memory fails the run and keeps the input in fuzz/regressions.
 echo "== fuzz"

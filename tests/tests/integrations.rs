@@ -24,11 +24,39 @@ fn mzk_help(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Both hook manifests (this repository's and the hook repository's in
+/// pre-commit/) offer `mzk-check` (the wheel, `language: python`) and
+/// `mzk-check-system` (the `mzk` on PATH). scripts/package_check.py runs them
+/// for real with pre-commit.
 #[test]
-fn pre_commit_hook_selects_bundle_files() {
-    let hooks = yaml(".pre-commit-hooks.yaml");
-    let hook = &hooks.as_seq().unwrap()[0];
-    assert_eq!(hook.get("id").and_then(Node::as_str), Some("mzk-check"));
+fn pre_commit_hooks_select_bundle_files() {
+    for manifest in [
+        ".pre-commit-hooks.yaml",
+        "pre-commit/.pre-commit-hooks.yaml",
+    ] {
+        let hooks = yaml(manifest);
+        let hooks = hooks.as_seq().unwrap();
+        let ids: Vec<_> = hooks
+            .iter()
+            .map(|h| h.get("id").and_then(Node::as_str))
+            .collect();
+        assert_eq!(
+            ids,
+            [Some("mzk-check"), Some("mzk-check-system")],
+            "{manifest}"
+        );
+        let languages: Vec<_> = hooks
+            .iter()
+            .map(|h| h.get("language").and_then(Node::as_str))
+            .collect();
+        assert_eq!(languages, [Some("python"), Some("system")], "{manifest}");
+        for hook in hooks {
+            check_hook(hook);
+        }
+    }
+}
+
+fn check_hook(hook: &Node) {
     let entry = hook.get("entry").and_then(Node::as_str).unwrap();
     assert!(entry.starts_with("mzk check"), "{entry}");
     let help = mzk_help(&["check"]);
@@ -75,6 +103,18 @@ fn github_action_installs_this_version_and_uses_real_options() {
         .iter()
         .filter_map(|s| s.get("run").and_then(Node::as_str))
         .collect();
+    // The wheel of the version in the action's own Cargo.toml, from PyPI
+    // (source build only for a version not published).
+    assert!(
+        scripts[0].contains("\"$GITHUB_ACTION_PATH/Cargo.toml\""),
+        "{}",
+        scripts[0]
+    );
+    assert!(
+        scripts[0].contains("pip install --quiet --disable-pip-version-check \"mzk==$version\""),
+        "{}",
+        scripts[0]
+    );
     assert!(scripts[0].contains("--path \"$GITHUB_ACTION_PATH/server\""));
     assert!(repo().join("server/Cargo.toml").is_file());
     let help = mzk_help(&["check"]);

@@ -4,6 +4,7 @@
 // untrusted workspaces. Everything decidable without VS Code lives in the
 // pure modules beside this one (and is unit-tested there).
 
+import * as childProcess from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -25,7 +26,15 @@ import {
 } from "./commands";
 import { graphHtml } from "./graph";
 import { bundleOf, DOCUMENT_PATTERNS } from "./paths";
-import { resolveServer } from "./server";
+import {
+  bundledPath,
+  findInEnvironment,
+  ImportStrategy,
+  resolveServer,
+  ServerSource,
+  Surroundings,
+  versionMismatch,
+} from "./server";
 
 const INSTALL_URL = "https://github.com/OWNER/mzk/blob/main/editors/vscode/README.md#install";
 
@@ -48,6 +57,7 @@ function settings() {
   return {
     path: config.get<string>("server.path", ""),
     extraArgs: config.get<string[]>("server.extraArgs", []),
+    importStrategy: config.get<ImportStrategy>("importStrategy", "useBundled"),
     run: {
       backend: config.get<string>("run.backend", "synthetic"),
       endpoint: config.get<string>("run.endpoint", ""),
@@ -56,13 +66,83 @@ function settings() {
   };
 }
 
+/** The interpreter the Python extension selected for the first workspace folder, if it is installed. */
+async function selectedInterpreter(): Promise<string | undefined> {
+  interface PythonApi {
+    environments?: {
+      getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
+      resolveEnvironment(path: string): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
+    };
+  }
+  const extension = vscode.extensions.getExtension<PythonApi>("ms-python.python");
+  if (!extension) return undefined;
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    const active = api?.environments?.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
+    if (!active) return undefined;
+    const resolved = await api?.environments?.resolveEnvironment(active.path);
+    return resolved?.executable?.uri?.fsPath ?? active.path;
+  } catch (error) {
+    output.appendLine(`mzk: could not ask the Python extension for the selected interpreter: ${error}`);
+    return undefined;
+  }
+}
+
+async function surroundings(context: vscode.ExtensionContext, strategy: ImportStrategy): Promise<Surroundings> {
+  const bundled = bundledPath(context.extensionPath);
+  // A .vsix unpacked without file modes leaves the bundled binary not executable.
+  if (process.platform !== "win32" && fs.existsSync(bundled) && !isExecutable(bundled)) {
+    try {
+      fs.chmodSync(bundled, 0o755);
+    } catch (error) {
+      output.appendLine(`mzk: the bundled binary ${bundled} is not executable and chmod failed: ${error}`);
+    }
+  }
+  return {
+    searchPath: process.env.PATH ?? "",
+    isExecutable,
+    bundled,
+    workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+    // Ask the Python extension only when its answer can matter.
+    pythonInterpreter: strategy === "fromEnvironment" || fs.existsSync(bundled) ? await selectedInterpreter() : undefined,
+    trusted: vscode.workspace.isTrusted,
+  };
+}
+
+function versionOf(binary: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    childProcess.execFile(binary, ["--version"], { timeout: 10_000 }, (error, stdout) =>
+      resolve(error ? undefined : stdout),
+    );
+  });
+}
+
+/** Says once (per pair of binaries and versions) when the environment's and the bundled mzk differ. */
+async function noteVersions(context: vscode.ExtensionContext, used: ServerSource, around: Surroundings): Promise<void> {
+  const environment = findInEnvironment(around);
+  if (!environment || !around.bundled || !isExecutable(around.bundled)) return;
+  const [envVersion, bundledVersion] = await Promise.all([versionOf(environment), versionOf(around.bundled)]);
+  const message = versionMismatch(
+    used,
+    { path: environment, version: envVersion },
+    { path: around.bundled, version: bundledVersion },
+  );
+  if (!message) return;
+  output.appendLine(message);
+  const key = `mzk.versionNote:${environment}:${envVersion?.trim()}:${bundledVersion?.trim()}`;
+  if (context.globalState.get<boolean>(key)) return;
+  await context.globalState.update(key, true);
+  void vscode.window.showInformationMessage(message);
+}
+
 async function start(context: vscode.ExtensionContext): Promise<void> {
   const current = settings();
-  const server = resolveServer(current, process.env.PATH ?? "", isExecutable);
+  const around = await surroundings(context, current.importStrategy);
+  const server = resolveServer(current, around);
   if ("missing" in server) {
     output.appendLine(`mzk: ${server.missing}`);
     const choice = await vscode.window.showErrorMessage(
-      `mzk: ${server.missing}. Install mzk (cargo install --path server) or set mzk.server.path.`,
+      `mzk: ${server.missing}. Install mzk (pip install mzk) or set mzk.server.path.`,
       "Open install steps",
       "Open settings",
     );
@@ -73,6 +153,8 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     }
     return;
   }
+  output.appendLine(`mzk: starting ${server.command} (${server.source})`);
+  void noteVersions(context, server.source, around);
   const serverOptions: ServerOptions = {
     command: server.command,
     args: server.args,
@@ -201,7 +283,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await start(context);
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
-      if (event.affectsConfiguration("mzk.server")) {
+      if (event.affectsConfiguration("mzk.server") || event.affectsConfiguration("mzk.importStrategy")) {
         await stop();
         await start(context);
       }

@@ -20,7 +20,7 @@ use mzk_analyzer::rules::Rule;
 #[derive(Parser, Debug)]
 #[command(
     name = "mzk",
-    version,
+    version = env!("MZK_VERSION"),
     about = "Language server, checker and runner for Mozaiks workflow bundles"
 )]
 struct Cli {

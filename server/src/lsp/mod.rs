@@ -825,7 +825,7 @@ impl LanguageServer for Backend {
             },
             server_info: Some(ServerInfo {
                 name: "mzk".into(),
-                version: Some(env!("CARGO_PKG_VERSION").into()),
+                version: Some(env!("MZK_VERSION").into()),
             }),
             offset_encoding: None,
         })

@@ -1,0 +1,1 @@
+"""Nothing to import: this package exists so that pre-commit installs the mzk wheel."""
