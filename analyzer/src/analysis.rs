@@ -221,7 +221,8 @@ pub fn analyze_bundle_cached(
     bundle.index();
     model::python::load(&mut bundle, fs, cache);
     let symbols = model::symbols::build(&bundle);
-    let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
+    let mut unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
+    unreferenced.extend(crate::checks::unreferenced_models(&bundle, &symbols));
     model::mentions::scan(&mut bundle, fs, &unreferenced, shared, cache);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
     hold_back(&bundle, &incomplete, &mut diagnostics);

@@ -14,6 +14,7 @@ use crate::diagnostics::Diagnostic;
 use crate::model::{Bundle, SymbolTable};
 
 pub use references::unreferenced_variables;
+pub use structured_outputs::unreferenced_models;
 
 /// The routing checks alone (MZ3xx), for benchmarks of the graph analysis.
 pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {

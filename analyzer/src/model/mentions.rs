@@ -1,7 +1,10 @@
-//! Which declared variables are mentioned outside the bundle's YAML: by its
-//! code, UI and data files, or by the shared folders beside the bundles
-//! (`_shared/`, a root-level `extended_orchestration/ui/` …). Code reads
-//! context keys by name, so a name that appears nowhere is truly unused.
+//! Which declared variables and models are mentioned outside the bundle's
+//! YAML: by its code, UI and data files, or by the shared folders beside the
+//! bundles (`_shared/`, a root-level `extended_orchestration/ui/` …). Code
+//! reads context keys and models by name, written out or built
+//! (`"bundle_repair_" + suffix`, f-strings, `str.format`: see
+//! `syntax::python_keys`), so a name that appears nowhere and that no Python
+//! file can build is truly unused.
 
 use std::collections::HashSet;
 
@@ -10,6 +13,13 @@ use std::path::Path;
 use super::Bundle;
 use crate::analysis::FileSystem;
 use crate::cache::FileCache;
+use crate::syntax::python_keys::{self, BuiltNames};
+
+/// Whether a scanned file is Python (the only code whose built names are read).
+fn is_python(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"))
+}
 
 /// Extensions of files that can read context keys by name.
 const SCANNED: &[&str] = &["py", "js", "jsx", "ts", "tsx", "mjs", "cjs", "json"];
@@ -32,6 +42,8 @@ const SKIPPED_DIRS: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct SharedMentions {
     identifiers: HashSet<String, Fnv>,
+    /// Names the shared Python code builds at run time.
+    built: BuiltNames,
 }
 
 /// FNV-1a: identifiers are short, and SipHash's DoS resistance buys nothing here.
@@ -63,18 +75,22 @@ impl SharedMentions {
     /// Reads the non-bundle folders of `root`.
     pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
         let mut identifiers: HashSet<String, Fnv> = HashSet::default();
+        let mut built = BuiltNames::default();
         let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
         let nothing_skipped = HashSet::new();
         if let Ok(entries) = fs.read_dir(root) {
             for (path, is_dir) in entries {
                 if is_dir && !fs.is_file(&path.join("orchestrator.yaml")) {
                     let contents = scanned_files(fs, &path, &mut files, &nothing_skipped)
-                        .filter_map(|p| fs.read(&p).ok());
-                    for content in contents {
+                        .filter_map(|p| fs.read(&p).ok().map(|c| (is_python(&p), c)));
+                    for (python, content) in contents {
                         if bytes == 0 {
                             break;
                         }
                         bytes = bytes.saturating_sub(content.len());
+                        if python {
+                            built.extend(python_keys::scan(&String::from_utf8_lossy(&content)));
+                        }
                         for token in content.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
                             if token.len() > 1 && !token[0].is_ascii_digit() {
                                 if let Ok(word) = std::str::from_utf8(token) {
@@ -88,12 +104,12 @@ impl SharedMentions {
                 }
             }
         }
-        SharedMentions { identifiers }
+        SharedMentions { identifiers, built }
     }
 }
 
-/// Marks the `candidates` (variable names) mentioned by the bundle's own code,
-/// UI and data files, or by the shared folders beside it.
+/// Marks the `candidates` (variable and model names) mentioned, or built, by
+/// the bundle's own code, UI and data files, or by the shared folders beside it.
 pub fn scan(
     bundle: &mut Bundle,
     fs: &dyn FileSystem,
@@ -103,7 +119,7 @@ pub fn scan(
 ) {
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
-        .partition(|c| shared.identifiers.contains(c.as_str()));
+        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.built.builds(c));
     bundle
         .mentioned_elsewhere
         .extend(in_shared.into_iter().cloned());
@@ -135,9 +151,16 @@ pub fn scan(
         .collect();
     let walked = scanned_files(fs, &bundle.dir, &mut files, &loaded);
     for path in bound.into_iter().chain(walked) {
+        let python = is_python(&path);
         let in_file = cache.mentions(fs, &path, &candidates, &mut bytes, |content| {
             let mut here = HashSet::new();
             matcher.scan(content, &mut here);
+            if python {
+                let built = python_keys::scan(&String::from_utf8_lossy(content));
+                if !built.is_empty() {
+                    here.extend((0..candidates.len()).filter(|&i| built.builds(candidates[i])));
+                }
+            }
             let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
             names.sort();
             names
