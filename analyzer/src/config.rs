@@ -372,12 +372,7 @@ impl Config {
             let path = bundle
                 .file(d.file)
                 .map_or_else(|| bundle.dir.clone(), |f| bundle.dir.join(&f.relative));
-            if !self.enabled(d.rule) {
-                if !d.rule.default_enabled() && !self.ignore.iter().any(|s| s.matches(d.rule)) {
-                    *analysis.opt_in_hidden.entry(d.rule).or_default() += 1;
-                }
-                continue;
-            }
+            let enabled = self.enabled(d.rule);
             if self.ignored_in_file(d.rule, &path) {
                 continue;
             }
@@ -387,10 +382,19 @@ impl Config {
                     .position(&f.text, d.range.start, crate::syntax::ColumnUnit::Utf8)
                     .line as usize
             });
+            // A suppression of a rule that is off is not reported as unused
+            // (MZ901 only judges enabled rules), so consulting it here only
+            // keeps a suppressed finding out of the opt-in count.
             if let Some(s) = suppressions.get_mut(d.file.0 as usize) {
                 if s.suppress(d.rule, line) {
                     continue;
                 }
+            }
+            if !enabled {
+                if !d.rule.default_enabled() && !self.ignore.iter().any(|s| s.matches(d.rule)) {
+                    *analysis.opt_in_hidden.entry(d.rule).or_default() += 1;
+                }
+                continue;
             }
             if let Some(severity) = self.severity_of(d.rule) {
                 d.severity = severity;
