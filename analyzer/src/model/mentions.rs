@@ -155,11 +155,14 @@ pub fn scan(
         let in_file = cache.mentions(fs, &path, &candidates, &mut bytes, |content| {
             let mut here = HashSet::new();
             matcher.scan(content, &mut here);
-            if python {
+            // Parsing a whole file is far slower than the scan: only a file
+            // that could build a name not found in it is parsed.
+            let missing: Vec<usize> = (0..candidates.len())
+                .filter(|i| !here.contains(i))
+                .collect();
+            if python && missing.iter().any(|&i| could_build(content, candidates[i])) {
                 let built = python_keys::scan(&String::from_utf8_lossy(content));
-                if !built.is_empty() {
-                    here.extend((0..candidates.len()).filter(|&i| built.builds(candidates[i])));
-                }
+                here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
             }
             let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
             names.sort();
@@ -178,6 +181,28 @@ pub fn scan(
     bundle
         .mentioned_elsewhere
         .extend(found.into_iter().map(|i| candidates[i].clone()));
+}
+
+/// Whether `content` could build `name` (see `python_keys`): a pattern has
+/// at least three known characters at one end, and a name a loop builds ends
+/// with the end of a string literal, so some string literal of the file
+/// starts with the name's first three characters or ends with its last three
+/// (a quote right before or after them). A cheap test that spares the parse
+/// of most files.
+fn could_build(content: &[u8], name: &str) -> bool {
+    let name = name.as_bytes();
+    if name.len() <= 3 {
+        return true;
+    }
+    let (head, tail) = (&name[..3], &name[name.len() - 3..]);
+    let found = |needle: &[u8]| memchr::memmem::find(content, needle).is_some();
+    [b'"', b'\''].iter().any(|&quote| {
+        let mut opening = vec![quote];
+        opening.extend_from_slice(head);
+        let mut closing = tail.to_vec();
+        closing.push(quote);
+        found(&opening) || found(&closing)
+    })
 }
 
 /// Whole-identifier lookup of a few names in a lot of text: identifiers are

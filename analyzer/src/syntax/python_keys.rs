@@ -434,10 +434,12 @@ impl<'s> Scan<'s> {
         }
     }
 
-    /// A pattern worth keeping: at least three known characters, so `x + "s"`
-    /// does not make every name ending in `s` built.
+    /// A pattern worth keeping: at least three known characters at one end,
+    /// so `x + "s"` does not make every name ending in `s` built (and a file
+    /// can be passed over when no string literal of it starts or ends with
+    /// three characters of a name, see `model::mentions`).
     fn pattern(&mut self, head: String, tail: String) {
-        if head.len() + tail.len() >= 3 {
+        if head.len() >= 3 || tail.len() >= 3 {
             self.out.patterns.push((head, tail));
         }
     }
