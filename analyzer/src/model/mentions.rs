@@ -42,8 +42,33 @@ const SKIPPED_DIRS: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct SharedMentions {
     identifiers: HashSet<String, Fnv>,
-    /// Names the shared Python code builds at run time.
-    built: BuiltNames,
+    /// The shared Python files, whose built names are read when a bundle
+    /// asks for a name they could build (parsing every file up front would
+    /// cost more than the rest of the scan).
+    python: Vec<SharedPython>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SharedPython {
+    content: Vec<u8>,
+    ends: std::sync::OnceLock<std::sync::Arc<QuotedEnds>>,
+    built: std::sync::OnceLock<std::sync::Arc<BuiltNames>>,
+}
+
+impl SharedMentions {
+    /// Whether some shared Python file builds `name`.
+    fn builds(&self, name: &str) -> bool {
+        self.python.iter().any(|file| {
+            could_build(
+                file.ends
+                    .get_or_init(|| std::sync::Arc::new(QuotedEnds::of(&file.content))),
+                name,
+            ) && file
+                .built
+                .get_or_init(|| python_keys::scan_memo(&String::from_utf8_lossy(&file.content)))
+                .builds(name)
+        })
+    }
 }
 
 /// FNV-1a: identifiers are short, and SipHash's DoS resistance buys nothing here.
@@ -75,7 +100,7 @@ impl SharedMentions {
     /// Reads the non-bundle folders of `root`.
     pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
         let mut identifiers: HashSet<String, Fnv> = HashSet::default();
-        let mut built = BuiltNames::default();
+        let mut python = Vec::new();
         let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
         let nothing_skipped = HashSet::new();
         if let Ok(entries) = fs.read_dir(root) {
@@ -83,14 +108,11 @@ impl SharedMentions {
                 if is_dir && !fs.is_file(&path.join("orchestrator.yaml")) {
                     let contents = scanned_files(fs, &path, &mut files, &nothing_skipped)
                         .filter_map(|p| fs.read(&p).ok().map(|c| (is_python(&p), c)));
-                    for (python, content) in contents {
+                    for (is_py, content) in contents {
                         if bytes == 0 {
                             break;
                         }
                         bytes = bytes.saturating_sub(content.len());
-                        if python {
-                            built.extend(python_keys::scan(&String::from_utf8_lossy(&content)));
-                        }
                         for token in content.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
                             if token.len() > 1 && !token[0].is_ascii_digit() {
                                 if let Ok(word) = std::str::from_utf8(token) {
@@ -100,11 +122,21 @@ impl SharedMentions {
                                 }
                             }
                         }
+                        if is_py {
+                            python.push(SharedPython {
+                                content,
+                                ends: Default::default(),
+                                built: Default::default(),
+                            });
+                        }
                     }
                 }
             }
         }
-        SharedMentions { identifiers, built }
+        SharedMentions {
+            identifiers,
+            python,
+        }
     }
 }
 
@@ -119,7 +151,7 @@ pub fn scan(
 ) {
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
-        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.built.builds(c));
+        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c));
     bundle
         .mentioned_elsewhere
         .extend(in_shared.into_iter().cloned());
@@ -160,8 +192,13 @@ pub fn scan(
             let missing: Vec<usize> = (0..candidates.len())
                 .filter(|i| !here.contains(i))
                 .collect();
-            if python && missing.iter().any(|&i| could_build(content, candidates[i])) {
-                let built = python_keys::scan(&String::from_utf8_lossy(content));
+            let ends = if python && !missing.is_empty() {
+                QuotedEnds::of(content)
+            } else {
+                QuotedEnds::default()
+            };
+            if python && missing.iter().any(|&i| could_build(&ends, candidates[i])) {
+                let built = python_keys::scan_memo(&String::from_utf8_lossy(content));
                 here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
             }
             let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
@@ -183,26 +220,52 @@ pub fn scan(
         .extend(found.into_iter().map(|i| candidates[i].clone()));
 }
 
-/// Whether `content` could build `name` (see `python_keys`): a pattern has
-/// at least three known characters at one end, and a name a loop builds ends
-/// with the end of a string literal, so some string literal of the file
-/// starts with the name's first three characters or ends with its last three
-/// (a quote right before or after them). A cheap test that spares the parse
-/// of most files.
-fn could_build(content: &[u8], name: &str) -> bool {
+/// The pieces of text a file's string literals hold: each quoted run on a
+/// line, cut at `{`, `}` and `%` (the fields of f-strings and templates),
+/// keeping the pieces of three or more word characters. Read in one pass.
+#[derive(Debug, Default)]
+struct QuotedEnds {
+    pieces: HashSet<Vec<u8>>,
+}
+
+impl QuotedEnds {
+    fn of(content: &[u8]) -> QuotedEnds {
+        let mut pieces = HashSet::new();
+        for line in content.split(|&b| b == b'\n') {
+            let mut rest = line;
+            while let Some(open) = memchr::memchr2(b'"', b'\'', rest) {
+                let quote = rest[open];
+                let after = &rest[open + 1..];
+                let Some(close) = memchr::memchr(quote, after) else {
+                    break;
+                };
+                for piece in after[..close].split(|&b| matches!(b, b'{' | b'}' | b'%')) {
+                    if piece.len() >= 3
+                        && piece
+                            .iter()
+                            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                    {
+                        pieces.insert(piece.to_vec());
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+        }
+        QuotedEnds { pieces }
+    }
+}
+
+/// Whether a file could build `name` (see `python_keys`): every built name
+/// starts or ends with a piece of a string literal of three or more
+/// characters (a pattern's known head or tail, the value a loop adds, the
+/// literal a constant holds), so a file without such a piece is not parsed.
+fn could_build(ends: &QuotedEnds, name: &str) -> bool {
     let name = name.as_bytes();
     if name.len() <= 3 {
         return true;
     }
-    let (head, tail) = (&name[..3], &name[name.len() - 3..]);
-    let found = |needle: &[u8]| memchr::memmem::find(content, needle).is_some();
-    [b'"', b'\''].iter().any(|&quote| {
-        let mut opening = vec![quote];
-        opening.extend_from_slice(head);
-        let mut closing = tail.to_vec();
-        closing.push(quote);
-        found(&opening) || found(&closing)
-    })
+    (3..=name.len())
+        .any(|n| ends.pieces.contains(&name[..n]) || ends.pieces.contains(&name[name.len() - n..]))
 }
 
 /// Whole-identifier lookup of a few names in a lot of text: identifiers are

@@ -63,6 +63,15 @@ struct Scan<'s> {
     out: BuiltNames,
 }
 
+/// Parsed files' results, by a hash of their text: the language server
+/// re-analyses on every keystroke, and the Python files rarely change.
+static BUILT: crate::memo::Memo<BuiltNames> = crate::memo::Memo::new(1024);
+
+/// [`scan`], kept by a hash of the text.
+pub fn scan_memo(src: &str) -> std::sync::Arc<BuiltNames> {
+    BUILT.get_or(crate::memo::key([src]), || scan(src))
+}
+
 /// The names `src` builds. Never fails: what does not parse builds nothing.
 pub fn scan(src: &str) -> BuiltNames {
     if src.len() > MAX_SOURCE {
