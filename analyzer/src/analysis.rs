@@ -141,6 +141,10 @@ pub struct Analysis {
     /// syntax error, too large): findings that would depend on them are held
     /// back, and no fix touches them.
     pub incomplete: Vec<FileId>,
+    /// Findings of opt-in rules that the configuration left off (neither
+    /// selected nor ignored), per rule: counted when it is applied, so a
+    /// report can say how many there are.
+    pub opt_in_hidden: std::collections::BTreeMap<crate::rules::Rule, usize>,
 }
 
 /// Analyses the bundle in `dir` (a folder holding orchestrator.yaml).
@@ -221,7 +225,8 @@ pub fn analyze_bundle_cached(
     bundle.index();
     model::python::load(&mut bundle, fs, cache);
     let symbols = model::symbols::build(&bundle);
-    let unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
+    let mut unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
+    unreferenced.extend(crate::checks::unreferenced_models(&bundle, &symbols));
     model::mentions::scan(&mut bundle, fs, &unreferenced, shared, cache);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
     hold_back(&bundle, &incomplete, &mut diagnostics);
@@ -232,6 +237,7 @@ pub fn analyze_bundle_cached(
         symbols,
         diagnostics,
         incomplete,
+        opt_in_hidden: Default::default(),
     }
 }
 

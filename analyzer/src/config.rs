@@ -13,7 +13,7 @@ use globset::{Glob, GlobMatcher};
 use crate::analysis::{Analysis, FileSystem};
 use crate::diagnostics::{did_you_mean, mean_hint, Severity};
 use crate::prompt::PromptLimits;
-use crate::rules::Rule;
+use crate::rules::{Group, Rule};
 use crate::suppression::{self, Suppressions};
 
 /// The keys a configuration may hold.
@@ -34,28 +34,50 @@ const CONTEXT_KEYS: &[&str] = &[
     "near-duplicate-similarity",
 ];
 
-/// A rule selector: `ALL`, a code (`MZ301`) or a code prefix (`MZ3`).
+/// A rule selector: `ALL`, a code (`MZ301`), a code prefix (`MZ3`), a group
+/// name (`context-budget`, see `rules::Group`) or `default` (the rules that
+/// run when nothing is configured).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selector(String);
+pub enum Selector {
+    /// A code prefix; empty for `ALL`.
+    Prefix(String),
+    Group(Group),
+    Default,
+}
 
 impl Selector {
     /// Parses a selector; `None` when it matches no rule.
     pub fn parse(text: &str) -> Option<Selector> {
         let upper = text.trim().to_ascii_uppercase();
         if upper == "ALL" {
-            return Some(Selector(String::new()));
+            return Some(Selector::Prefix(String::new()));
+        }
+        if upper == "DEFAULT" {
+            return Some(Selector::Default);
+        }
+        if let Some(group) = Group::lookup(text) {
+            return Some(Selector::Group(group));
         }
         let matches_some = Rule::ALL.iter().any(|r| r.code().starts_with(&upper));
-        (matches_some && upper.starts_with("MZ")).then_some(Selector(upper))
+        (matches_some && upper.starts_with("MZ")).then_some(Selector::Prefix(upper))
     }
 
     pub fn matches(&self, rule: Rule) -> bool {
-        rule.code().starts_with(&self.0)
+        match self {
+            Selector::Prefix(prefix) => rule.code().starts_with(prefix.as_str()),
+            Selector::Group(group) => rule.group() == *group,
+            Selector::Default => rule.default_enabled(),
+        }
     }
 
-    /// Longer prefixes are more specific and win over shorter ones.
+    /// Longer prefixes are more specific and win over shorter ones; a group
+    /// (or `default`) is more specific than `ALL` and less than any prefix.
     fn specificity(&self) -> usize {
-        self.0.len()
+        match self {
+            Selector::Prefix(prefix) if prefix.is_empty() => 0,
+            Selector::Prefix(prefix) => prefix.len() + 1,
+            Selector::Group(_) | Selector::Default => 1,
+        }
     }
 }
 
@@ -106,12 +128,12 @@ pub struct Overrides {
 }
 
 impl Config {
-    /// Every rule at its default severity.
+    /// The default rules (`mzk rules` lists which) at their default severity.
     pub fn defaults(root: &Path) -> Config {
         Config {
             path: None,
             root: root.to_path_buf(),
-            select: vec![Selector(String::new())],
+            select: vec![Selector::Default],
             extend_select: Vec::new(),
             ignore: Vec::new(),
             severity: Vec::new(),
@@ -327,12 +349,18 @@ impl Config {
         // a suppression may only look unused because its finding was held.
         let complete = analysis.incomplete.is_empty();
         if complete {
+            // One finding per view entry: an unused entry that is also
+            // unbounded is one MZ804, unless only MZ805 is wanted.
+            let merge =
+                self.enabled(Rule::UnusedViewVariable) || !self.enabled(Rule::UnboundedExposure);
             crate::checks::prompt_findings(
                 &analysis.bundle,
                 &self.prompt_limits,
+                merge,
                 &mut analysis.diagnostics,
             );
         }
+        analysis.opt_in_hidden.clear();
         let bundle = &analysis.bundle;
         let mut suppressions: Vec<Suppressions> = bundle
             .files
@@ -344,7 +372,8 @@ impl Config {
             let path = bundle
                 .file(d.file)
                 .map_or_else(|| bundle.dir.clone(), |f| bundle.dir.join(&f.relative));
-            if !self.enabled(d.rule) || self.ignored_in_file(d.rule, &path) {
+            let enabled = self.enabled(d.rule);
+            if self.ignored_in_file(d.rule, &path) {
                 continue;
             }
             let file = bundle.file(d.file);
@@ -353,10 +382,19 @@ impl Config {
                     .position(&f.text, d.range.start, crate::syntax::ColumnUnit::Utf8)
                     .line as usize
             });
+            // A suppression of a rule that is off is not reported as unused
+            // (MZ901 only judges enabled rules), so consulting it here only
+            // keeps a suppressed finding out of the opt-in count.
             if let Some(s) = suppressions.get_mut(d.file.0 as usize) {
                 if s.suppress(d.rule, line) {
                     continue;
                 }
+            }
+            if !enabled {
+                if !d.rule.default_enabled() && !self.ignore.iter().any(|s| s.matches(d.rule)) {
+                    *analysis.opt_in_hidden.entry(d.rule).or_default() += 1;
+                }
+                continue;
             }
             if let Some(severity) = self.severity_of(d.rule) {
                 d.severity = severity;
@@ -437,8 +475,9 @@ fn prompt_limits(value: &toml::Value) -> Result<PromptLimits, (String, String)> 
 fn unknown_selector(text: &str) -> String {
     let codes = Rule::ALL.iter().map(|r| r.code());
     format!(
-        "`{text}` is not a rule code or code prefix{} (`mzk rules` lists them; `ALL` selects every rule)",
-        mean_hint(text, did_you_mean(text, codes))
+        "`{text}` is not a rule code, code prefix or group{} (`mzk rules` lists them; `ALL` selects every rule, `default` the rules on by default, and the groups are {})",
+        mean_hint(text, did_you_mean(text, codes.chain(Group::ALL.iter().map(|g| g.name())))),
+        Group::ALL.iter().map(|g| g.name()).collect::<Vec<_>>().join(", ")
     )
 }
 
@@ -570,7 +609,39 @@ mod tests {
         // Nothing anywhere: every rule.
         let empty = crate::MemoryFs::new();
         let config = Config::discover(&empty, Path::new("/x/Desk")).unwrap();
-        assert!(config.path.is_none() && Rule::ALL.iter().all(|r| config.enabled(*r)));
+        assert!(config.path.is_none());
+        assert!(Rule::ALL
+            .iter()
+            .all(|r| config.enabled(*r) == r.default_enabled()));
+    }
+
+    #[test]
+    fn groups_are_selectors_and_opt_in_rules_are_off_by_default() {
+        let defaults = parse("").unwrap();
+        assert!(defaults.enabled(Rule::UnusedVariable) && defaults.enabled(Rule::PromptOverBudget));
+        assert!(!defaults.enabled(Rule::UnusedViewVariable));
+        assert!(!defaults.enabled(Rule::DuplicatedPromptSection));
+        let budget = parse("extend-select = [\"context-budget\"]").unwrap();
+        assert!(
+            budget.enabled(Rule::UnusedViewVariable) && budget.enabled(Rule::UnboundedExposure)
+        );
+        assert!(!budget.enabled(Rule::DuplicatedPromptSection));
+        // A code is more specific than a group.
+        let one = parse("extend-select = [\"context-budget\"]\nignore = [\"MZ805\"]").unwrap();
+        assert!(one.enabled(Rule::UnusedViewVariable) && !one.enabled(Rule::UnboundedExposure));
+        // A group can be ignored, and `default` selected explicitly.
+        let quiet = parse("select = [\"default\", \"pedantic\"]\nignore = [\"hygiene\"]").unwrap();
+        assert!(quiet.enabled(Rule::DuplicatedPromptSection) && !quiet.enabled(Rule::UnusedModel));
+        assert!(quiet.enabled(Rule::UnknownKey));
+        // `ALL` is every rule, opt-in ones included.
+        let all = parse("select = [\"ALL\"]").unwrap();
+        assert!(Rule::ALL.iter().all(|r| all.enabled(*r)));
+        let e = parse("extend-select = [\"pedantics\"]").unwrap_err();
+        assert!(
+            e.message.contains("did you mean `pedantic`"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -40,6 +40,7 @@ fn main() {
         mzk_analyzer::checks::prompt_findings(
             &analysis.bundle,
             &mzk_analyzer::prompt::PromptLimits::default(),
+            true,
             &mut out,
         );
         let prompts = t2.elapsed();

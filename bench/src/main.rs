@@ -121,7 +121,7 @@ fn main() {
             .iter()
             .map(|a| {
                 let mut out = Vec::new();
-                mzk_analyzer::checks::prompt_findings(&a.bundle, &limits, &mut out);
+                mzk_analyzer::checks::prompt_findings(&a.bundle, &limits, true, &mut out);
                 out.len() + 1
             })
             .sum()

@@ -69,7 +69,17 @@ fn errors_give_exit_status_one_and_every_format_reports_them() {
 #[test]
 fn json_output_has_the_documented_shape() {
     let root = repo().join("tests/fixtures/contract");
-    let out = mzk(&["check", "--output-format", "json"], &root);
+    // The opt-in context-budget rules add info findings to the errors and warnings.
+    let out = mzk(
+        &[
+            "check",
+            "--output-format",
+            "json",
+            "--extend-select",
+            "context-budget",
+        ],
+        &root,
+    );
     assert_eq!(out.status.code(), Some(1));
     let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(json["version"], 2);
@@ -239,8 +249,70 @@ fn explain_and_rules() {
     let by_name = stdout(&mzk(&["explain", "duplicate-key"], &repo()));
     assert!(by_name.starts_with("# MZ002 duplicate-key"));
     let rules = stdout(&mzk(&["rules"], &repo()));
-    assert_eq!(rules.lines().count(), mzk_analyzer::rules::Rule::ALL.len());
+    // A header, then a line per rule with its group and default state.
+    assert_eq!(
+        rules.lines().count(),
+        mzk_analyzer::rules::Rule::ALL.len() + 1
+    );
     assert!(rules.contains("MZ123  outcome-contract"));
+    assert!(rules
+        .lines()
+        .any(|l| l.starts_with("MZ804  unused-view-variable")
+            && l.contains("context-budget  opt-in")));
+    assert!(rules
+        .lines()
+        .any(|l| l.starts_with("MZ508  unbound-tool") && l.contains("correctness     on")));
+}
+
+#[test]
+fn statistics_and_the_opt_in_note() {
+    let root = repo().join("tests/fixtures/prompts");
+    // The fixture's own mzk.toml selects the opt-in rules; --select default
+    // starts a fresh selection without them.
+    let out = stdout(&mzk(
+        &["check", "--select", "default", "--statistics"],
+        &root,
+    ));
+    assert!(out.contains("    1  MZ803  prompt-over-budget"), "{out}");
+    assert!(!out.contains("MZ804  unused-view-variable"), "{out}");
+    assert!(
+        out.contains("note: 5 findings of opt-in rules not shown (MZ801 2, MZ804 2, MZ805 1); `--extend-select context-budget,pedantic` shows them"),
+        "{out}"
+    );
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["check", "--statistics", "--output-format", "json"],
+        &root,
+    )))
+    .unwrap();
+    let counts: Vec<(String, u64)> = json["statistics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["code"].as_str().unwrap().into(),
+                s["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("MZ801".to_string(), 2),
+            ("MZ804".to_string(), 2),
+            ("MZ803".to_string(), 1),
+            ("MZ805".to_string(), 1),
+        ]
+    );
+    // An ignored opt-in rule is not counted as held back.
+    let out = stdout(&mzk(
+        &["check", "--select", "default", "--ignore", "MZ801"],
+        &root,
+    ));
+    assert!(
+        out.contains("note: 3 findings of opt-in rules not shown (MZ804 2, MZ805 1)"),
+        "{out}"
+    );
 }
 
 #[test]

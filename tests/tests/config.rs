@@ -131,7 +131,7 @@ fn configuration_mistakes_stop_the_run_with_the_line_and_a_hint() {
     std::fs::write(root.join("mzk.toml"), "ignore = [\"MZ2111\"]\n").unwrap();
     let err = stderr(&check(&root, &[]));
     assert!(
-        err.contains("`MZ2111` is not a rule code or code prefix (did you mean `MZ211`?)"),
+        err.contains("`MZ2111` is not a rule code, code prefix or group (did you mean `MZ211`?)"),
         "{err}"
     );
     std::fs::remove_file(root.join("mzk.toml")).unwrap();

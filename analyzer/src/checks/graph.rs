@@ -39,6 +39,18 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             continue; // runs as a task-batch agent, outside the graph
         }
         if !parents.contains_key(&node) {
+            // A second entry, reached through an initial-agent override (a
+            // smoke lane, a resume point): it has its own way out, its own
+            // registry model and its own tools. Nothing about it looks left over.
+            let second_entry = exits.contains(&node)
+                && bundle.registry_model(&agent.name.text).is_some()
+                && bundle
+                    .tools
+                    .iter()
+                    .any(|t| t.agents.iter().any(|a| a.text == agent.name.text));
+            if second_entry {
+                continue;
+            }
             out.push(Diagnostic::new(
                 Rule::UnreachableAgent,
                 agent.name.file,

@@ -14,6 +14,7 @@ use crate::diagnostics::Diagnostic;
 use crate::model::{Bundle, SymbolTable};
 
 pub use references::unreferenced_variables;
+pub use structured_outputs::unreferenced_models;
 
 /// The routing checks alone (MZ3xx), for benchmarks of the graph analysis.
 pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {
@@ -27,9 +28,10 @@ pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {
 pub fn prompt_findings(
     bundle: &Bundle,
     limits: &crate::prompt::PromptLimits,
+    merge_exposure: bool,
     out: &mut Vec<Diagnostic>,
 ) {
-    prompt_budget::check(bundle, limits, out);
+    prompt_budget::check(bundle, limits, merge_exposure, out);
 }
 
 /// Runs every cross-file check but the prompt checks.

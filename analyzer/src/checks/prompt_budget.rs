@@ -18,11 +18,18 @@ use crate::prompt::{compose, PromptLimits};
 use crate::rules::Rule;
 use crate::syntax::NodeKind;
 
-pub fn check(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>) {
+/// `merge_exposure`: an entry both unused (MZ804) and unbounded (MZ805) is
+/// reported once, as MZ804 saying both (removing the entry fixes both).
+pub fn check(
+    bundle: &Bundle,
+    limits: &PromptLimits,
+    merge_exposure: bool,
+    out: &mut Vec<Diagnostic>,
+) {
     duplicated_sections(bundle, limits, out);
     output_format_sections(bundle, out);
     over_budget(bundle, limits, out);
-    exposure(bundle, out);
+    exposure(bundle, merge_exposure, out);
 }
 
 /// The sections that reach the prompt: `prompt_sections`, else the custom ones.
@@ -235,7 +242,7 @@ fn duplicated_sections(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Dia
                 this.section.heading.file,
                 this.section.heading.range,
                 format!(
-                    "the section `{}` of `{}` {verb} the section `{}` of `{}`{more}; every agent pays for the copy on every model call — keep the fact in one place (a shared context variable or the one agent that needs it)",
+                    "the section `{}` of `{}` {verb} the section `{}` of `{}`{more}; copies drift apart when one of them is edited and the others are not — keep one source: a YAML anchor on the first copy and aliases in the others (`&name` / `*name`), or prompt middleware that adds the text to the agents that need it",
                     this.section.heading.text, this.agent, that.section.heading.text, that.agent
                 ),
             );
@@ -289,22 +296,82 @@ fn is_output_format(section: &PromptSection) -> bool {
     })
 }
 
+/// Output-format sections shorter than this are reminders ("Respond with
+/// ONLY valid JSON"), not worth a finding: they cost a few tokens.
+const OUTPUT_FORMAT_MIN_CHARS: usize = 400;
+
+/// What in a section restates the reply's shape: lines of a JSON example or
+/// skeleton (`"field": value`), and lines listing fields of the bundle's
+/// models one by one (`- field: meaning`, `` `field` (string): ``). Prose
+/// about how to choose values (`Set outcome to ready when …`) is neither:
+/// the schema cannot say it.
+fn shape_lines(content: &str, field_names: &HashSet<&str>) -> (usize, usize) {
+    let mut json_keys = 0;
+    let mut listed_fields = 0;
+    for line in content.lines() {
+        let line = line.trim_start();
+        if let Some(rest) = line.strip_prefix('"') {
+            if let Some((key, after)) = rest.split_once('"') {
+                if !key.is_empty() && !key.contains(' ') && after.trim_start().starts_with(':') {
+                    json_keys += 1;
+                    continue;
+                }
+            }
+        }
+        let item = line
+            .strip_prefix("- ")
+            .or_else(|| line.strip_prefix("* "))
+            .unwrap_or(line)
+            .trim_start();
+        let name_end = item
+            .char_indices()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '`'))
+            .map_or(item.len(), |(i, _)| i);
+        let name = item[..name_end].trim_matches('`');
+        let after = item[name_end..].trim_start();
+        if !name.is_empty()
+            && field_names.contains(name)
+            && (after.starts_with(':') || after.starts_with('('))
+        {
+            listed_fields += 1;
+        }
+    }
+    (json_keys, listed_fields)
+}
+
 fn output_format_sections(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let field_names: HashSet<&str> = bundle
+        .models
+        .iter()
+        .flat_map(|m| m.fields.iter().map(|f| f.name.text.as_str()))
+        .collect();
     for agent in &bundle.agents {
         let Some(model) = bundle.registry_model(&agent.name.text) else {
             continue;
         };
         for section in sent_sections(agent).iter().filter(|s| is_output_format(s)) {
+            let chars = section.content.text.chars().count();
+            if chars < OUTPUT_FORMAT_MIN_CHARS {
+                continue;
+            }
+            let (json_keys, listed_fields) = shape_lines(&section.content.text, &field_names);
+            let what = if json_keys >= 2 {
+                "a JSON example of the reply"
+            } else if listed_fields >= 3 {
+                "the model's fields, one by one"
+            } else {
+                continue;
+            };
             out.push(
                 Diagnostic::new(
                     Rule::OutputFormatSection,
                     section.heading.file,
                     section.heading.range,
                     format!(
-                        "the section `{}` of `{}` describes the reply's format ({} chars), which the registry model `{}` already enforces (the provider gets its schema and mozaiks validates every reply); keep only what the schema cannot say",
+                        "the section `{}` of `{}` restates the reply's shape ({} chars, {what}), which the registry model `{}` already enforces: the provider gets its schema and mozaiks validates every reply, so the copy costs tokens on every call and goes stale when the model changes; keep only what the schema cannot say (how to choose values)",
                         section.heading.text,
                         agent.name.text,
-                        section.content.text.chars().count(),
+                        grouped(chars),
                         model.text
                     ),
                 )
@@ -339,12 +406,23 @@ fn over_budget(bundle: &Bundle, limits: &PromptLimits, out: &mut Vec<Diagnostic>
             .map(|p| (crate::tokens::count(&p.text), p))
             .collect();
         parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+        // An agent that owns an auto tool gets no LLM-callable tools, and a
+        // context variable in its view is rendered into every prompt anyway.
+        let auto_tool = bundle
+            .tools
+            .iter()
+            .any(|t| t.auto_tool_call && t.agents.iter().any(|a| a.text == prompt.agent));
+        let advice = if auto_tool {
+            "it owns an auto tool, so it cannot fetch material through tools: drop what its registry model already enforces (MZ802), move material needed only in some modes into prompt middleware that adds it only then"
+        } else {
+            "move reference material the agent needs only sometimes into a tool it calls when needed, or into prompt middleware that adds it only then, drop what its registry model already enforces (MZ802)"
+        };
         let mut d = Diagnostic::new(
             Rule::PromptOverBudget,
             prompt.file,
             prompt.range,
             format!(
-                "the static prompt of `{}` is {} tokens ({} chars), over the budget of {} tokens, and every model call of this agent pays for it; move reference material the agent needs only sometimes into a tool or a context variable, drop what its registry model already enforces, or raise `max-prompt-tokens` in the `[context]` settings",
+                "the static prompt of `{}` is {} tokens ({} chars), over the budget of {} tokens, and every model call of this agent pays for it; {advice}, or raise `max-prompt-tokens` in the `[context]` settings",
                 prompt.agent,
                 grouped(tokens),
                 grouped(prompt.text.chars().count()),
@@ -582,7 +660,7 @@ fn filled_at_run_time(bundle: &Bundle, variable: &Variable) -> Option<String> {
 }
 
 /// MZ804 and MZ805, on each entry of each agent view.
-fn exposure(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+fn exposure(bundle: &Bundle, merge: bool, out: &mut Vec<Diagnostic>) {
     let quoted_by_file: HashMap<FileId, Arc<HashSet<String>>> = bundle
         .bindings
         .iter()
@@ -610,12 +688,20 @@ fn exposure(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             let Some(variable) = bundle.variable(&entry.text) else {
                 continue;
             };
-            if !uses.uses(&entry.text) {
-                out.push(unused_view_variable(entry, agent));
-            }
-            if let Some(kind) = is_collection(variable) {
-                if let Some(why) = filled_at_run_time(bundle, variable) {
-                    out.push(unbounded_exposure(entry, agent, kind, &why));
+            let unused = !uses.uses(&entry.text);
+            let unbounded = is_collection(variable)
+                .and_then(|kind| Some((kind, filled_at_run_time(bundle, variable)?)));
+            match (unused, unbounded) {
+                (true, Some((kind, why))) if merge => {
+                    out.push(unused_and_unbounded(entry, agent, kind, &why));
+                }
+                (unused, unbounded) => {
+                    if unused {
+                        out.push(unused_view_variable(entry, agent));
+                    }
+                    if let Some((kind, why)) = unbounded {
+                        out.push(unbounded_exposure(entry, agent, kind, &why));
+                    }
                 }
             }
         }
@@ -632,6 +718,19 @@ fn unused_view_variable(entry: &Name, agent: &Agent) -> Diagnostic {
             entry.text,
             agent.name.text,
             entry.text.to_uppercase()
+        ),
+    )
+    .with_related(agent.name.file, agent.name.range, "the agent")
+}
+
+fn unused_and_unbounded(entry: &Name, agent: &Agent, kind: &str, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        Rule::UnusedViewVariable,
+        entry.file,
+        entry.range,
+        format!(
+            "`{}` ({kind}) is in the view of `{}` and filled at run time ({why}), so every prompt of that agent carries all of it, whatever its size, yet nothing of the agent uses it: its prompt never names it, its tools and prompt middleware never mention it, no rule leaving it tests it; remove it from the view",
+            entry.text, agent.name.text
         ),
     )
     .with_related(agent.name.file, agent.name.range, "the agent")

@@ -50,6 +50,12 @@ pub fn unreferenced_variables(bundle: &Bundle, symbols: &SymbolTable) -> Vec<Str
 
 /// A variable nothing refers to: no YAML reference, and no code, UI or data
 /// file of the bundle or of the shared folders beside it mentions its name.
+///
+/// Journey relay state is used: a `source: state` variable that names
+/// `transition_router` among its writers is seeded when a journey step or
+/// transition launches the workflow, kept on its chat, and carried on to the
+/// next step (mozaiks' `_project_launch_context`), though nothing inside the
+/// workflow touches it.
 fn unused_variables(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     for name in unreferenced_variables(bundle, symbols) {
         if bundle.mentioned_elsewhere.contains(&name) {
@@ -58,6 +64,15 @@ fn unused_variables(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagno
         let Some(var) = bundle.variable(&name) else {
             continue;
         };
+        let relay = var.source_type.as_ref().is_some_and(|s| s.text == "state")
+            && var
+                .writer_ids
+                .iter()
+                .flatten()
+                .any(|w| w.text == "transition_router");
+        if relay {
+            continue;
+        }
         out.push(Diagnostic::new(
             Rule::UnusedVariable,
             var.name.file,
@@ -111,16 +126,19 @@ fn transition_targets(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 }
 
 /// A ui_config.yaml without a visual_agents list hides every agent message.
+/// An explicit `visual_agents: null` is mozaiks' documented way to hide them
+/// on purpose ("Explicit null is an authoring signal to hide all agent
+/// text"), so only a missing key or an empty value is reported.
 fn hidden_messages(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     let Some(ui) = &bundle.ui_config else { return };
-    if ui.visual_agents.is_some() {
+    if ui.visual_agents.is_some() || ui.explicit_null {
         return;
     }
     out.push(Diagnostic::new(
         Rule::HiddenAgentMessages,
         ui.file,
         ui.key_range.unwrap_or_default(),
-        "ui_config.yaml sets no `visual_agents` list, which hides every agent message from the chat; list the agents to show, or write `visual_agents: []` to show all",
+        "ui_config.yaml sets no `visual_agents` list, which hides every agent message from the chat; list the agents to show, write `visual_agents: []` to show all, or `visual_agents: null` to hide them on purpose",
     ));
 }
 

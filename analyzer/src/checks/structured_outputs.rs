@@ -279,13 +279,65 @@ fn registry_requirements(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
+/// The models mozaiks 0.2.0 resolves by exact id, per workflow: the
+/// structured-output contracts of its compiler assignment kinds
+/// (`core/workflow/assignment_kinds.py`, `_ASSIGNMENT_CONTRACT_DESCRIPTORS`).
+/// A plan that needs one fails with `OUTPUT_CONTRACT_UNRESOLVED` when the
+/// workflow does not define it, so these are used though nothing in the
+/// bundle names them. An exact table, not a naming convention.
+const RESOLVED_BY_MOZAIKS: &[(&str, &str)] = &[
+    ("AppGenerator", "ModuleBackendImplementationOutput"),
+    ("AppGenerator", "IntegrationAdapterImplementationOutput"),
+    ("AppGenerator", "AppRouteExtensionImplementationOutput"),
+    ("AppGenerator", "CustomPageImplementationOutput"),
+    ("AgentGenerator", "WorkflowParticipantImplementationOutput"),
+    ("AgentGenerator", "WorkflowStructuredModelsOutput"),
+    ("AgentGenerator", "WorkflowToolImplementationOutput"),
+    ("AgentGenerator", "WorkflowUiImplementationOutput"),
+    ("AppGenerator", "ModuleHelperImplementationOutput"),
+    ("AppGenerator", "ModuleAdminPageImplementationOutput"),
+];
+
+/// The bundle's workflow name: orchestrator.yaml's, else its folder's.
+fn workflow_name(bundle: &Bundle) -> String {
+    bundle
+        .orchestrator
+        .as_ref()
+        .and_then(|o| o.workflow_name.as_ref())
+        .map(|n| n.text.clone())
+        .or_else(|| {
+            bundle
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// The model definitions no YAML reference uses (a self-reference does not
+/// count), leaving out those mozaiks itself uses: conveyors read their
+/// decomposition agent's output through `DecompositionPlan` and
+/// `DecomposedTask`, and the assignment contracts are resolved by id.
+pub fn unreferenced_models(bundle: &Bundle, symbols: &SymbolTable) -> Vec<String> {
+    let mut names: Vec<String> = unreferenced_model_defs(bundle, symbols)
+        .into_iter()
+        .filter_map(|i| symbols.definitions.get(i))
+        .map(|def| def.name.text.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The indices (in `symbols.definitions`) of the unreferenced models.
+fn unreferenced_model_defs(bundle: &Bundle, symbols: &SymbolTable) -> Vec<usize> {
     // Conveyors read their decomposition agent's output through these names.
     let implied: &[&str] = if bundle.task_batches.iter().any(|b| b.from_conveyor) {
         &["DecompositionPlan", "DecomposedTask"]
     } else {
         &[]
     };
+    let workflow = workflow_name(bundle);
     // Where each type name is written: the model whose definition holds it.
     let mut enclosing: HashMap<(crate::diagnostics::FileId, u32), &str> = HashMap::new();
     for m in &bundle.models {
@@ -313,8 +365,28 @@ fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnosti
             used[id.0 as usize] = true;
         }
     }
-    for (i, def) in symbols.definitions.iter().enumerate() {
-        if def.kind != SymbolKind::Model || implied.contains(&def.name.text.as_str()) || used[i] {
+    symbols
+        .definitions
+        .iter()
+        .enumerate()
+        .filter(|(i, def)| def.kind == SymbolKind::Model && !used[*i])
+        .filter(|(_, def)| !implied.contains(&def.name.text.as_str()))
+        .filter(|(_, def)| {
+            !RESOLVED_BY_MOZAIKS.contains(&(workflow.as_str(), def.name.text.as_str()))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// A model nothing uses: no YAML reference, mozaiks does not resolve it by
+/// id, and no code file of the bundle or the shared folders names or builds
+/// it (`models["X"]`, `_validated_plan("X", …)`, a parameter annotation).
+fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
+    for i in unreferenced_model_defs(bundle, symbols) {
+        let Some(def) = symbols.definitions.get(i) else {
+            continue;
+        };
+        if bundle.mentioned_elsewhere.contains(&def.name.text) {
             continue;
         }
         let kind = bundle
@@ -327,7 +399,7 @@ fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnosti
             def.name.file,
             def.name.range,
             format!(
-                "{} `{}` is never used: no registry entry, field, union or task batch refers to it; remove it or reference it",
+                "{} `{}` is never used: no registry entry, field, union or task batch refers to it, mozaiks does not resolve it by name, and no code file names or builds it; mozaiks still compiles it when the workflow loads — remove it, or reference it where it is meant to be used",
                 match kind {
                     ModelKind::Model => "model",
                     ModelKind::Literal => "literal",

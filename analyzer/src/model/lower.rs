@@ -386,6 +386,10 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
             bundle.ui_config = Some(UiConfig {
                 file,
                 key_range: root.field("visual_agents").map(|f| f.key_range),
+                explicit_null: root.get("visual_agents").is_some_and(|i| {
+                    let written = l.text.get(i.range.start as usize..i.range.end as usize);
+                    matches!(written.map(str::trim), Some("null" | "Null" | "NULL" | "~"))
+                }),
                 visual_agents: match root.get("visual_agents").map(|i| &i.value) {
                     Some(Norm::List(items)) => Some(l.names(items)),
                     _ => None,

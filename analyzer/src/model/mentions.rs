@@ -1,7 +1,10 @@
-//! Which declared variables are mentioned outside the bundle's YAML: by its
-//! code, UI and data files, or by the shared folders beside the bundles
-//! (`_shared/`, a root-level `extended_orchestration/ui/` …). Code reads
-//! context keys by name, so a name that appears nowhere is truly unused.
+//! Which declared variables and models are mentioned outside the bundle's
+//! YAML: by its code, UI and data files, or by the shared folders beside the
+//! bundles (`_shared/`, a root-level `extended_orchestration/ui/` …). Code
+//! reads context keys and models by name, written out or built
+//! (`"bundle_repair_" + suffix`, f-strings, `str.format`: see
+//! `syntax::python_keys`), so a name that appears nowhere and that no Python
+//! file can build is truly unused.
 
 use std::collections::HashSet;
 
@@ -10,6 +13,13 @@ use std::path::Path;
 use super::Bundle;
 use crate::analysis::FileSystem;
 use crate::cache::FileCache;
+use crate::syntax::python_keys::{self, BuiltNames};
+
+/// Whether a scanned file is Python (the only code whose built names are read).
+fn is_python(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"))
+}
 
 /// Extensions of files that can read context keys by name.
 const SCANNED: &[&str] = &["py", "js", "jsx", "ts", "tsx", "mjs", "cjs", "json"];
@@ -32,6 +42,33 @@ const SKIPPED_DIRS: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct SharedMentions {
     identifiers: HashSet<String, Fnv>,
+    /// The shared Python files, whose built names are read when a bundle
+    /// asks for a name they could build (parsing every file up front would
+    /// cost more than the rest of the scan).
+    python: Vec<SharedPython>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SharedPython {
+    content: Vec<u8>,
+    ends: std::sync::OnceLock<std::sync::Arc<QuotedEnds>>,
+    built: std::sync::OnceLock<std::sync::Arc<BuiltNames>>,
+}
+
+impl SharedMentions {
+    /// Whether some shared Python file builds `name`.
+    fn builds(&self, name: &str) -> bool {
+        self.python.iter().any(|file| {
+            could_build(
+                file.ends
+                    .get_or_init(|| std::sync::Arc::new(QuotedEnds::of(&file.content))),
+                name,
+            ) && file
+                .built
+                .get_or_init(|| python_keys::scan_memo(&String::from_utf8_lossy(&file.content)))
+                .builds(name)
+        })
+    }
 }
 
 /// FNV-1a: identifiers are short, and SipHash's DoS resistance buys nothing here.
@@ -63,14 +100,15 @@ impl SharedMentions {
     /// Reads the non-bundle folders of `root`.
     pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
         let mut identifiers: HashSet<String, Fnv> = HashSet::default();
+        let mut python = Vec::new();
         let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
         let nothing_skipped = HashSet::new();
         if let Ok(entries) = fs.read_dir(root) {
             for (path, is_dir) in entries {
                 if is_dir && !fs.is_file(&path.join("orchestrator.yaml")) {
                     let contents = scanned_files(fs, &path, &mut files, &nothing_skipped)
-                        .filter_map(|p| fs.read(&p).ok());
-                    for content in contents {
+                        .filter_map(|p| fs.read(&p).ok().map(|c| (is_python(&p), c)));
+                    for (is_py, content) in contents {
                         if bytes == 0 {
                             break;
                         }
@@ -84,16 +122,26 @@ impl SharedMentions {
                                 }
                             }
                         }
+                        if is_py {
+                            python.push(SharedPython {
+                                content,
+                                ends: Default::default(),
+                                built: Default::default(),
+                            });
+                        }
                     }
                 }
             }
         }
-        SharedMentions { identifiers }
+        SharedMentions {
+            identifiers,
+            python,
+        }
     }
 }
 
-/// Marks the `candidates` (variable names) mentioned by the bundle's own code,
-/// UI and data files, or by the shared folders beside it.
+/// Marks the `candidates` (variable and model names) mentioned, or built, by
+/// the bundle's own code, UI and data files, or by the shared folders beside it.
 pub fn scan(
     bundle: &mut Bundle,
     fs: &dyn FileSystem,
@@ -103,7 +151,7 @@ pub fn scan(
 ) {
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
-        .partition(|c| shared.identifiers.contains(c.as_str()));
+        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c));
     bundle
         .mentioned_elsewhere
         .extend(in_shared.into_iter().cloned());
@@ -135,9 +183,24 @@ pub fn scan(
         .collect();
     let walked = scanned_files(fs, &bundle.dir, &mut files, &loaded);
     for path in bound.into_iter().chain(walked) {
+        let python = is_python(&path);
         let in_file = cache.mentions(fs, &path, &candidates, &mut bytes, |content| {
             let mut here = HashSet::new();
             matcher.scan(content, &mut here);
+            // Parsing a whole file is far slower than the scan: only a file
+            // that could build a name not found in it is parsed.
+            let missing: Vec<usize> = (0..candidates.len())
+                .filter(|i| !here.contains(i))
+                .collect();
+            let ends = if python && !missing.is_empty() {
+                QuotedEnds::of(content)
+            } else {
+                QuotedEnds::default()
+            };
+            if python && missing.iter().any(|&i| could_build(&ends, candidates[i])) {
+                let built = python_keys::scan_memo(&String::from_utf8_lossy(content));
+                here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
+            }
             let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
             names.sort();
             names
@@ -155,6 +218,54 @@ pub fn scan(
     bundle
         .mentioned_elsewhere
         .extend(found.into_iter().map(|i| candidates[i].clone()));
+}
+
+/// The pieces of text a file's string literals hold: each quoted run on a
+/// line, cut at `{`, `}` and `%` (the fields of f-strings and templates),
+/// keeping the pieces of three or more word characters. Read in one pass.
+#[derive(Debug, Default)]
+struct QuotedEnds {
+    pieces: HashSet<Vec<u8>>,
+}
+
+impl QuotedEnds {
+    fn of(content: &[u8]) -> QuotedEnds {
+        let mut pieces = HashSet::new();
+        for line in content.split(|&b| b == b'\n') {
+            let mut rest = line;
+            while let Some(open) = memchr::memchr2(b'"', b'\'', rest) {
+                let quote = rest[open];
+                let after = &rest[open + 1..];
+                let Some(close) = memchr::memchr(quote, after) else {
+                    break;
+                };
+                for piece in after[..close].split(|&b| matches!(b, b'{' | b'}' | b'%')) {
+                    if piece.len() >= 3
+                        && piece
+                            .iter()
+                            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                    {
+                        pieces.insert(piece.to_vec());
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+        }
+        QuotedEnds { pieces }
+    }
+}
+
+/// Whether a file could build `name` (see `python_keys`): every built name
+/// starts or ends with a piece of a string literal of three or more
+/// characters (a pattern's known head or tail, the value a loop adds, the
+/// literal a constant holds), so a file without such a piece is not parsed.
+fn could_build(ends: &QuotedEnds, name: &str) -> bool {
+    let name = name.as_bytes();
+    if name.len() <= 3 {
+        return true;
+    }
+    (3..=name.len())
+        .any(|n| ends.pieces.contains(&name[..n]) || ends.pieces.contains(&name[name.len() - n..]))
 }
 
 /// Whole-identifier lookup of a few names in a lot of text: identifiers are

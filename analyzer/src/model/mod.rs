@@ -355,6 +355,9 @@ pub struct UiConfig {
     pub key_range: Option<TextRange>,
     /// The list; `None` when null or absent (every agent message is hidden).
     pub visual_agents: Option<Vec<Name>>,
+    /// `visual_agents: null` (or `~`) written out: mozaiks documents it as
+    /// the deliberate "hide every agent message".
+    pub explicit_null: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -12,14 +12,80 @@ pub struct RuleInfo {
     pub code: &'static str,
     pub name: &'static str,
     pub severity: Severity,
+    /// The group it belongs to, which decides whether it runs by default.
+    pub group: Group,
     /// One line: what the rule checks.
     pub summary: &'static str,
     /// The full documentation page (Markdown).
     pub doc: &'static str,
 }
 
+/// A named set of rules, selectable like a code (`extend-select =
+/// ["context-budget"]`). The default selection is the groups that are on by
+/// default: high-confidence findings about what breaks or misleads at run
+/// time, dead declarations, and prompt findings worth a change. The others
+/// are opt-in, as clippy's pedantic group and ruff's non-default rules are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Group {
+    /// What fails, is refused or silently misbehaves at run time.
+    Correctness,
+    /// Declarations nothing uses, and suppressions that suppress nothing.
+    Hygiene,
+    /// Prompt material that costs tokens on every call for nothing.
+    Prompt,
+    /// Accurate but debatable prompt findings (duplicated sections).
+    Pedantic,
+    /// Per-variable findings on what each agent's view costs.
+    ContextBudget,
+}
+
+impl Group {
+    pub const ALL: &'static [Group] = &[
+        Group::Correctness,
+        Group::Hygiene,
+        Group::Prompt,
+        Group::Pedantic,
+        Group::ContextBudget,
+    ];
+
+    /// The name used in selectors and listings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Correctness => "correctness",
+            Group::Hygiene => "hygiene",
+            Group::Prompt => "prompt",
+            Group::Pedantic => "pedantic",
+            Group::ContextBudget => "context-budget",
+        }
+    }
+
+    /// Whether the group's rules run without being selected.
+    pub fn default_enabled(self) -> bool {
+        matches!(self, Group::Correctness | Group::Hygiene | Group::Prompt)
+    }
+
+    /// One line: what the group holds.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Group::Correctness => "what fails, is refused or silently misbehaves at run time",
+            Group::Hygiene => "declarations nothing uses, suppressions that suppress nothing",
+            Group::Prompt => "prompt material that costs tokens on every model call for nothing",
+            Group::Pedantic => "accurate but debatable prompt findings (opt-in)",
+            Group::ContextBudget => "what each variable in an agent's view costs (opt-in)",
+        }
+    }
+
+    /// Finds a group by name (case-insensitive).
+    pub fn lookup(name: &str) -> Option<Group> {
+        Group::ALL
+            .iter()
+            .copied()
+            .find(|g| g.name().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
 macro_rules! rules {
-    ($( $variant:ident => ($code:literal, $name:literal, $severity:ident, $summary:literal) ),* $(,)?) => {
+    ($( $variant:ident => ($code:literal, $name:literal, $severity:ident, $group:ident, $summary:literal) ),* $(,)?) => {
         /// Every rule mzk knows.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Rule { $( $variant ),* }
@@ -34,6 +100,7 @@ macro_rules! rules {
                             code: $code,
                             name: $name,
                             severity: Severity::$severity,
+                            group: Group::$group,
                             summary: $summary,
                             doc: include_str!(concat!("../../../docs/rules/", $code, ".md")),
                         };
@@ -47,111 +114,111 @@ macro_rules! rules {
 
 rules! {
     // MZ0xx: YAML syntax, as PyYAML `safe_load` reads it.
-    YamlSyntax => ("MZ001", "yaml-syntax-error", Error, "The file is not valid YAML"),
-    DuplicateKey => ("MZ002", "duplicate-key", Warning, "A mapping repeats a key; the last value silently wins"),
-    AliasExpansion => ("MZ003", "alias-expansion-limit", Error, "Aliases expand past the safety limit, or an alias refers to itself"),
-    MultipleDocuments => ("MZ004", "multiple-documents", Error, "The file holds more than one YAML document"),
-    InvalidEncoding => ("MZ005", "invalid-encoding", Error, "The file is not UTF-8 or contains characters YAML forbids"),
-    TabCharacter => ("MZ006", "tab-character", Error, "A tab outside a quoted or block scalar"),
-    FileTooLarge => ("MZ007", "file-too-large", Error, "The file is larger than the analyzer reads"),
-    NestingTooDeep => ("MZ008", "nesting-too-deep", Error, "Collections are nested deeper than the analyzer reads"),
-    InvalidScalar => ("MZ009", "invalid-scalar", Error, "A scalar cannot be constructed (impossible date, malformed number, unsupported tag)"),
-    RootNotMapping => ("MZ010", "root-not-mapping", Error, "The document root is not a mapping"),
+    YamlSyntax => ("MZ001", "yaml-syntax-error", Error, Correctness, "The file is not valid YAML"),
+    DuplicateKey => ("MZ002", "duplicate-key", Warning, Correctness, "A mapping repeats a key; the last value silently wins"),
+    AliasExpansion => ("MZ003", "alias-expansion-limit", Error, Correctness, "Aliases expand past the safety limit, or an alias refers to itself"),
+    MultipleDocuments => ("MZ004", "multiple-documents", Error, Correctness, "The file holds more than one YAML document"),
+    InvalidEncoding => ("MZ005", "invalid-encoding", Error, Correctness, "The file is not UTF-8 or contains characters YAML forbids"),
+    TabCharacter => ("MZ006", "tab-character", Error, Correctness, "A tab outside a quoted or block scalar"),
+    FileTooLarge => ("MZ007", "file-too-large", Error, Correctness, "The file is larger than the analyzer reads"),
+    NestingTooDeep => ("MZ008", "nesting-too-deep", Error, Correctness, "Collections are nested deeper than the analyzer reads"),
+    InvalidScalar => ("MZ009", "invalid-scalar", Error, Correctness, "A scalar cannot be constructed (impossible date, malformed number, unsupported tag)"),
+    RootNotMapping => ("MZ010", "root-not-mapping", Error, Correctness, "The document root is not a mapping"),
 
     // MZ1xx: the contracts mozaiks 0.2.0 enforces when it loads a bundle.
-    UnknownKey => ("MZ101", "unknown-key", Error, "A key the file's contract does not define"),
-    MissingKey => ("MZ102", "missing-required-key", Error, "A required key is missing"),
-    WrongType => ("MZ103", "wrong-type", Error, "A value of the wrong type"),
-    InvalidEnumValue => ("MZ104", "invalid-enum-value", Error, "A value outside the allowed set"),
-    OutOfRange => ("MZ105", "value-out-of-range", Error, "A number outside its allowed range"),
-    EmptyValue => ("MZ106", "empty-value", Error, "A required text or list is empty or blank"),
-    InvalidName => ("MZ107", "invalid-name", Error, "A name that is reserved, blank or padded with whitespace"),
-    DuplicateName => ("MZ108", "duplicate-name", Error, "Two entries share a name that must be unique"),
-    TransitionRuleShape => ("MZ109", "transition-rule-shape", Error, "A transition rule's fields do not fit its transition_type/condition_type"),
-    ToolUiContract => ("MZ110", "tool-ui-contract", Error, "A tool's ui/ui_contract does not fit its tool_type, or its realization is wrong"),
-    ToolOutcomeSpec => ("MZ111", "tool-outcome-spec", Error, "A tool outcome block breaks its own contract"),
-    StructuredOutputShape => ("MZ112", "structured-output-shape", Error, "A structured-output field or definition misses what its type needs"),
-    MissingPrompt => ("MZ113", "missing-prompt", Error, "An agent has no prompt_sections, prompt_sections_custom or system_message"),
-    IncompleteTrigger => ("MZ114", "incomplete-trigger", Error, "A trigger misses the fields its type needs"),
-    LifecycleAgent => ("MZ115", "lifecycle-agent-not-allowed", Error, "A run-level lifecycle trigger names an agent"),
-    TaskBatchRecovery => ("MZ116", "task-batch-recovery", Error, "A task batch recovery block breaks its rules"),
-    LaxCoercion => ("MZ117", "lax-coercion", Warning, "A quoted number or boolean that mozaiks only accepts through lax coercion"),
-    StringifiedValue => ("MZ118", "stringified-value", Warning, "A text field given a non-string value that mozaiks silently converts with str()"),
-    RegistryModel => ("MZ119", "registry-model-reference", Error, "A structured_outputs registry entry does not name a `type: model` definition"),
-    WorkflowNameMismatch => ("MZ120", "workflow-name-mismatch", Error, "orchestrator workflow_name does not match the bundle folder"),
-    UndeclaredVariable => ("MZ121", "undeclared-context-variable", Error, "A context variable is used but not declared in context_variables.yaml"),
-    FailureMessageKey => ("MZ122", "failure-message-key", Error, "failure_message_key does not name a declared `type: string` variable"),
-    OutcomeContract => ("MZ123", "outcome-contract", Error, "A tool outcome's variables or routes break the cross-file outcome contract"),
+    UnknownKey => ("MZ101", "unknown-key", Error, Correctness, "A key the file's contract does not define"),
+    MissingKey => ("MZ102", "missing-required-key", Error, Correctness, "A required key is missing"),
+    WrongType => ("MZ103", "wrong-type", Error, Correctness, "A value of the wrong type"),
+    InvalidEnumValue => ("MZ104", "invalid-enum-value", Error, Correctness, "A value outside the allowed set"),
+    OutOfRange => ("MZ105", "value-out-of-range", Error, Correctness, "A number outside its allowed range"),
+    EmptyValue => ("MZ106", "empty-value", Error, Correctness, "A required text or list is empty or blank"),
+    InvalidName => ("MZ107", "invalid-name", Error, Correctness, "A name that is reserved, blank or padded with whitespace"),
+    DuplicateName => ("MZ108", "duplicate-name", Error, Correctness, "Two entries share a name that must be unique"),
+    TransitionRuleShape => ("MZ109", "transition-rule-shape", Error, Correctness, "A transition rule's fields do not fit its transition_type/condition_type"),
+    ToolUiContract => ("MZ110", "tool-ui-contract", Error, Correctness, "A tool's ui/ui_contract does not fit its tool_type, or its realization is wrong"),
+    ToolOutcomeSpec => ("MZ111", "tool-outcome-spec", Error, Correctness, "A tool outcome block breaks its own contract"),
+    StructuredOutputShape => ("MZ112", "structured-output-shape", Error, Correctness, "A structured-output field or definition misses what its type needs"),
+    MissingPrompt => ("MZ113", "missing-prompt", Error, Correctness, "An agent has no prompt_sections, prompt_sections_custom or system_message"),
+    IncompleteTrigger => ("MZ114", "incomplete-trigger", Error, Correctness, "A trigger misses the fields its type needs"),
+    LifecycleAgent => ("MZ115", "lifecycle-agent-not-allowed", Error, Correctness, "A run-level lifecycle trigger names an agent"),
+    TaskBatchRecovery => ("MZ116", "task-batch-recovery", Error, Correctness, "A task batch recovery block breaks its rules"),
+    LaxCoercion => ("MZ117", "lax-coercion", Warning, Correctness, "A quoted number or boolean that mozaiks only accepts through lax coercion"),
+    StringifiedValue => ("MZ118", "stringified-value", Warning, Correctness, "A text field given a non-string value that mozaiks silently converts with str()"),
+    RegistryModel => ("MZ119", "registry-model-reference", Error, Correctness, "A structured_outputs registry entry does not name a `type: model` definition"),
+    WorkflowNameMismatch => ("MZ120", "workflow-name-mismatch", Error, Correctness, "orchestrator workflow_name does not match the bundle folder"),
+    UndeclaredVariable => ("MZ121", "undeclared-context-variable", Error, Correctness, "A context variable is used but not declared in context_variables.yaml"),
+    FailureMessageKey => ("MZ122", "failure-message-key", Error, Correctness, "failure_message_key does not name a declared `type: string` variable"),
+    OutcomeContract => ("MZ123", "outcome-contract", Error, Correctness, "A tool outcome's variables or routes break the cross-file outcome contract"),
 
     // MZ2xx: references across files (beyond the reference validator).
-    UnknownAgent => ("MZ201", "unknown-agent", Error, "A reference to an agent that agents.yaml does not define"),
-    UnknownVariable => ("MZ202", "unknown-variable", Warning, "A `${var}` task_model names an undeclared context variable"),
-    ReservedAgentName => ("MZ203", "reserved-agent-name", Warning, "An agent is named `user` or `terminate`, which the reserved meaning shadows"),
-    ToolCalledTarget => ("MZ204", "tool-called-target", Warning, "A tool_called condition names a tool its source agent cannot call"),
-    UnknownVisualAgent => ("MZ205", "unknown-visual-agent", Warning, "A ui_config visual agent matches no agent"),
-    UnknownA2aAgent => ("MZ206", "unknown-a2a-agent", Warning, "An a2a.yaml agent has no agents.yaml entry and is ignored"),
-    DuplicateTool => ("MZ207", "duplicate-tool", Warning, "Two tools with the same function are bound to one agent"),
-    MissingInitialAgent => ("MZ208", "missing-initial-agent", Error, "orchestrator.yaml sets no initial_agent"),
-    TransitionTarget => ("MZ209", "transition-target", Error, "A transition_target the graph compiler refuses, or one that does not fit the target agent"),
-    HiddenAgentMessages => ("MZ210", "hidden-agent-messages", Warning, "ui_config.yaml hides every agent message (visual_agents null or missing)"),
-    UnusedVariable => ("MZ211", "unused-variable", Warning, "A context variable that nothing in the bundle or its shared code refers to"),
+    UnknownAgent => ("MZ201", "unknown-agent", Error, Correctness, "A reference to an agent that agents.yaml does not define"),
+    UnknownVariable => ("MZ202", "unknown-variable", Warning, Correctness, "A `${var}` task_model names an undeclared context variable"),
+    ReservedAgentName => ("MZ203", "reserved-agent-name", Warning, Correctness, "An agent is named `user` or `terminate`, which the reserved meaning shadows"),
+    ToolCalledTarget => ("MZ204", "tool-called-target", Warning, Correctness, "A tool_called condition names a tool its source agent cannot call"),
+    UnknownVisualAgent => ("MZ205", "unknown-visual-agent", Warning, Correctness, "A ui_config visual agent matches no agent"),
+    UnknownA2aAgent => ("MZ206", "unknown-a2a-agent", Warning, Correctness, "An a2a.yaml agent has no agents.yaml entry and is ignored"),
+    DuplicateTool => ("MZ207", "duplicate-tool", Warning, Correctness, "Two tools with the same function are bound to one agent"),
+    MissingInitialAgent => ("MZ208", "missing-initial-agent", Error, Correctness, "orchestrator.yaml sets no initial_agent"),
+    TransitionTarget => ("MZ209", "transition-target", Error, Correctness, "A transition_target the graph compiler refuses, or one that does not fit the target agent"),
+    HiddenAgentMessages => ("MZ210", "hidden-agent-messages", Warning, Correctness, "ui_config.yaml hides every agent message (visual_agents null or missing)"),
+    UnusedVariable => ("MZ211", "unused-variable", Warning, Hygiene, "A context variable that nothing in the bundle or its shared code refers to"),
 
     // MZ3xx: the transition graph.
-    UnreachableAgent => ("MZ301", "unreachable-agent", Warning, "An agent no chain of rules leads to from the entry"),
-    NoTransitionMatched => ("MZ302", "no-transition-matched", Warning, "A reachable agent after whose turn no rule can match"),
-    ShadowedRule => ("MZ303", "shadowed-rule", Warning, "A rule that can never fire because an earlier rule always wins"),
-    RoutingTrap => ("MZ304", "routing-trap", Warning, "An agent from which no rule path reaches terminate or user"),
-    PauseWithoutUserRule => ("MZ305", "pause-without-user-rule", Warning, "A rule pauses for the user but no rule routes the user's reply"),
-    TerminateUnreachable => ("MZ306", "terminate-unreachable", Warning, "No chain of rules from the entry reaches terminate"),
+    UnreachableAgent => ("MZ301", "unreachable-agent", Warning, Correctness, "An agent no chain of rules leads to from the entry"),
+    NoTransitionMatched => ("MZ302", "no-transition-matched", Warning, Correctness, "A reachable agent after whose turn no rule can match"),
+    ShadowedRule => ("MZ303", "shadowed-rule", Warning, Correctness, "A rule that can never fire because an earlier rule always wins"),
+    RoutingTrap => ("MZ304", "routing-trap", Warning, Correctness, "An agent from which no rule path reaches terminate or user"),
+    PauseWithoutUserRule => ("MZ305", "pause-without-user-rule", Warning, Correctness, "A rule pauses for the user but no rule routes the user's reply"),
+    TerminateUnreachable => ("MZ306", "terminate-unreachable", Warning, Correctness, "No chain of rules from the entry reaches terminate"),
 
     // MZ4xx: context authority and routing conditions.
-    ConditionValueType => ("MZ401", "condition-value-type", Warning, "A context_equals value that can never equal the variable's declared type"),
-    ExpressionSyntax => ("MZ402", "expression-syntax", Error, "A context_expression outside the grammar mozaiks 0.2.0 compiles"),
-    RoutingVariableAuthority => ("MZ403", "routing-variable-authority", Error, "A variable read by a rule is not routing state with a deterministic writer"),
-    AuthorityConflict => ("MZ404", "authority-conflict", Error, "A variable declaration the authority policy refuses at run start"),
-    WriteRefused => ("MZ405", "write-refused", Warning, "A declared write that the variable's authority refuses"),
-    AuthorityNamePattern => ("MZ406", "authority-name-pattern", Warning, "A variable name that silently infers an immutable or quality authority class"),
-    MissingConditionValue => ("MZ407", "missing-condition-value", Warning, "A context_equals rule without condition_value compares with null"),
-    DefaultType => ("MZ408", "default-type", Warning, "A context variable default that its declared type does not admit"),
-    EmptyTriggerMatch => ("MZ409", "empty-trigger-match", Error, "A trigger `match` with none of equals, contains or regex"),
-    UnknownVariableType => ("MZ410", "unknown-variable-type", Warning, "A context variable `type` mozaiks does not know, so its values are never checked"),
+    ConditionValueType => ("MZ401", "condition-value-type", Warning, Correctness, "A context_equals value that can never equal the variable's declared type"),
+    ExpressionSyntax => ("MZ402", "expression-syntax", Error, Correctness, "A context_expression outside the grammar mozaiks 0.2.0 compiles"),
+    RoutingVariableAuthority => ("MZ403", "routing-variable-authority", Error, Correctness, "A variable read by a rule is not routing state with a deterministic writer"),
+    AuthorityConflict => ("MZ404", "authority-conflict", Error, Correctness, "A variable declaration the authority policy refuses at run start"),
+    WriteRefused => ("MZ405", "write-refused", Warning, Correctness, "A declared write that the variable's authority refuses"),
+    AuthorityNamePattern => ("MZ406", "authority-name-pattern", Warning, Correctness, "A variable name that silently infers an immutable or quality authority class"),
+    MissingConditionValue => ("MZ407", "missing-condition-value", Warning, Correctness, "A context_equals rule without condition_value compares with null"),
+    DefaultType => ("MZ408", "default-type", Warning, Correctness, "A context variable default that its declared type does not admit"),
+    EmptyTriggerMatch => ("MZ409", "empty-trigger-match", Error, Correctness, "A trigger `match` with none of equals, contains or regex"),
+    UnknownVariableType => ("MZ410", "unknown-variable-type", Warning, Correctness, "A context variable `type` mozaiks does not know, so its values are never checked"),
 
     // MZ5xx: Python bindings, read and never imported.
-    PythonFileNotFound => ("MZ501", "python-file-not-found", Error, "A tool, lifecycle or middleware file that does not exist"),
-    PythonPathOutside => ("MZ502", "python-path-outside", Error, "A Python file path that is absolute or leaves the workflows root"),
-    PythonFunctionNotFound => ("MZ503", "python-function-not-found", Error, "The named function is not defined at the module's top level"),
-    PythonSyntax => ("MZ504", "python-syntax-error", Error, "A bound Python file does not parse"),
-    ToolSignature => ("MZ505", "tool-signature", Error, "A tool or middleware function cannot take the call mozaiks makes"),
-    LifecycleSignature => ("MZ506", "lifecycle-signature", Warning, "A lifecycle function cannot take the call its trigger makes"),
-    DeadLifecycleTrigger => ("MZ507", "dead-lifecycle-trigger", Warning, "A lifecycle trigger that mozaiks 0.2.0 never calls"),
-    UnboundTool => ("MZ508", "unbound-tool", Warning, "An LLM tool of an auto-tool agent, which is never offered"),
-    UndeclaredWrite => ("MZ509", "undeclared-write", Warning, "Python code writes a context variable that is not declared"),
-    AutoToolArgument => ("MZ510", "auto-tool-argument", Warning, "An auto tool parameter without a default that no model field or runtime argument fills"),
+    PythonFileNotFound => ("MZ501", "python-file-not-found", Error, Correctness, "A tool, lifecycle or middleware file that does not exist"),
+    PythonPathOutside => ("MZ502", "python-path-outside", Error, Correctness, "A Python file path that is absolute or leaves the workflows root"),
+    PythonFunctionNotFound => ("MZ503", "python-function-not-found", Error, Correctness, "The named function is not defined at the module's top level"),
+    PythonSyntax => ("MZ504", "python-syntax-error", Error, Correctness, "A bound Python file does not parse"),
+    ToolSignature => ("MZ505", "tool-signature", Error, Correctness, "A tool or middleware function cannot take the call mozaiks makes"),
+    LifecycleSignature => ("MZ506", "lifecycle-signature", Warning, Correctness, "A lifecycle function cannot take the call its trigger makes"),
+    DeadLifecycleTrigger => ("MZ507", "dead-lifecycle-trigger", Warning, Correctness, "A lifecycle trigger that mozaiks 0.2.0 never calls"),
+    UnboundTool => ("MZ508", "unbound-tool", Warning, Correctness, "An LLM tool of an auto-tool agent, which is never offered"),
+    UndeclaredWrite => ("MZ509", "undeclared-write", Warning, Correctness, "Python code writes a context variable that is not declared"),
+    AutoToolArgument => ("MZ510", "auto-tool-argument", Warning, Correctness, "An auto tool parameter without a default that no model field or runtime argument fills"),
 
     // MZ6xx: structured outputs as the runtime builds them.
-    UnknownFieldType => ("MZ601", "unknown-field-type", Error, "A structured-output field type mozaiks cannot build"),
-    ModelCycle => ("MZ602", "model-cycle", Error, "A structured-output definition depends on itself"),
-    MissingRegistryModel => ("MZ603", "missing-registry-model", Error, "An agent requires structured outputs but has no registry model"),
-    RegistryNotRequired => ("MZ604", "registry-not-required", Warning, "An agent has a registry model but does not require structured outputs"),
-    AutoToolWithoutModel => ("MZ605", "auto-tool-without-model", Error, "An agent owns an auto tool but has no structured output model"),
-    UnusedModel => ("MZ606", "unused-model", Warning, "A structured-output definition nothing refers to"),
+    UnknownFieldType => ("MZ601", "unknown-field-type", Error, Correctness, "A structured-output field type mozaiks cannot build"),
+    ModelCycle => ("MZ602", "model-cycle", Error, Correctness, "A structured-output definition depends on itself"),
+    MissingRegistryModel => ("MZ603", "missing-registry-model", Error, Correctness, "An agent requires structured outputs but has no registry model"),
+    RegistryNotRequired => ("MZ604", "registry-not-required", Warning, Correctness, "An agent has a registry model but does not require structured outputs"),
+    AutoToolWithoutModel => ("MZ605", "auto-tool-without-model", Error, Correctness, "An agent owns an auto tool but has no structured output model"),
+    UnusedModel => ("MZ606", "unused-model", Warning, Hygiene, "A structured-output definition nothing refers to"),
 
     // MZ7xx: task batches and conveyors.
-    TaskModel => ("MZ701", "task-model", Warning, "A static task_model that is not a model definition"),
-    WorkerField => ("MZ702", "worker-field", Warning, "A worker or dependency field that the task model does not have"),
-    ConveyorPlan => ("MZ703", "conveyor-plan", Error, "A conveyor's decomposition agent cannot produce DecompositionPlan.tasks"),
-    BatchSourcePath => ("MZ704", "batch-source-path", Warning, "A structured_output task source path that the trigger agent's model does not have"),
+    TaskModel => ("MZ701", "task-model", Warning, Correctness, "A static task_model that is not a model definition"),
+    WorkerField => ("MZ702", "worker-field", Warning, Correctness, "A worker or dependency field that the task model does not have"),
+    ConveyorPlan => ("MZ703", "conveyor-plan", Error, Correctness, "A conveyor's decomposition agent cannot produce DecompositionPlan.tasks"),
+    BatchSourcePath => ("MZ704", "batch-source-path", Warning, Correctness, "A structured_output task source path that the trigger agent's model does not have"),
 
     // MZ8xx: what agents are told (their static prompts).
-    DuplicatedPromptSection => ("MZ801", "duplicated-prompt-section", Warning, "A prompt section repeated in another agent's prompt"),
-    OutputFormatSection => ("MZ802", "output-format-section", Warning, "A prompt section describing an output format a registry model already enforces"),
-    PromptOverBudget => ("MZ803", "prompt-over-budget", Warning, "An agent's static prompt is larger than the token budget"),
-    UnusedViewVariable => ("MZ804", "unused-view-variable", Info, "A variable in an agent's view that nothing of that agent uses"),
-    UnboundedExposure => ("MZ805", "unbounded-exposure", Info, "An object or array filled at run time is exposed to an agent in full, with no bound on its size"),
+    DuplicatedPromptSection => ("MZ801", "duplicated-prompt-section", Warning, Pedantic, "A prompt section repeated in another agent's prompt"),
+    OutputFormatSection => ("MZ802", "output-format-section", Warning, Prompt, "A prompt section describing an output format a registry model already enforces"),
+    PromptOverBudget => ("MZ803", "prompt-over-budget", Warning, Prompt, "An agent's static prompt is larger than the token budget"),
+    UnusedViewVariable => ("MZ804", "unused-view-variable", Info, ContextBudget, "A variable in an agent's view that nothing of that agent uses"),
+    UnboundedExposure => ("MZ805", "unbounded-exposure", Info, ContextBudget, "An object or array filled at run time is exposed to an agent in full, with no bound on its size"),
 
     // MZ9xx: mzk's own suppression comments.
-    UnusedSuppression => ("MZ901", "unused-suppression", Warning, "A `# mzk: ignore[...]` comment that suppresses nothing"),
-    InvalidSuppression => ("MZ902", "invalid-suppression", Warning, "A `# mzk:` comment mzk cannot read: unknown code, misplaced ignore-file, bad syntax"),
+    UnusedSuppression => ("MZ901", "unused-suppression", Warning, Hygiene, "A `# mzk: ignore[...]` comment that suppresses nothing"),
+    InvalidSuppression => ("MZ902", "invalid-suppression", Warning, Correctness, "A `# mzk:` comment mzk cannot read: unknown code, misplaced ignore-file, bad syntax"),
 }
 
 impl Rule {
@@ -188,6 +255,15 @@ impl Rule {
     pub fn code(self) -> &'static str {
         self.info().code
     }
+
+    pub fn group(self) -> Group {
+        self.info().group
+    }
+
+    /// Whether the rule runs when nothing selects or ignores it.
+    pub fn default_enabled(self) -> bool {
+        self.group().default_enabled()
+    }
 }
 
 #[cfg(test)]
@@ -221,6 +297,22 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
         }
+    }
+
+    #[test]
+    fn info_rules_are_opt_in() {
+        // `mzk check` prints no info finding unless it is selected.
+        for rule in Rule::ALL {
+            if rule.info().severity == Severity::Info {
+                assert!(
+                    !rule.default_enabled(),
+                    "{} is info yet on by default",
+                    rule.code()
+                );
+            }
+        }
+        assert_eq!(Group::lookup("Context-Budget"), Some(Group::ContextBudget));
+        assert!(Group::ALL.iter().any(|g| !g.default_enabled()));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod expression;
 pub mod line_index;
 pub mod python;
+pub mod python_keys;
 pub mod scalar;
 pub mod yaml;
 

@@ -33,12 +33,15 @@ pub struct CheckArgs {
     /// Use this configuration file (mzk.toml, or a pyproject.toml with [tool.mzk]) instead of the one found above each bundle.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Only these rules: codes or prefixes, comma-separated (replaces the configuration's `select`; `ALL` for every rule).
+    /// Only these rules: codes, prefixes or groups (`mzk rules` lists them), comma-separated (replaces the configuration's `select`; `ALL` for every rule, `default` for the rules on by default).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     select: Option<Vec<String>>,
-    /// Also these rules (adds to `select`).
+    /// Also these rules: codes, prefixes or groups, e.g. `context-budget` (adds to `select`).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     extend_select: Vec<String>,
+    /// Print a count of findings per rule instead of the findings (with `--output-format json`, as JSON).
+    #[arg(long)]
+    statistics: bool,
     /// Not these rules (adds to the configuration's `ignore`).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     ignore: Vec<String>,
@@ -272,8 +275,12 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut located = Vec::new();
     let mut files = 0;
+    let mut opt_in_hidden = std::collections::BTreeMap::new();
     for analysis in analyses {
         files += analysis.bundle.files.len();
+        for (rule, n) in &analysis.opt_in_hidden {
+            *opt_in_hidden.entry(*rule).or_default() += n;
+        }
         // Errors first: what fails a run is read before the warnings it may
         // cause (an unknown target before the agent it leaves unreachable).
         let mut diagnostics: Vec<&mzk_analyzer::diagnostics::Diagnostic> =
@@ -299,11 +306,15 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
             .iter()
             .filter(|l| l.diagnostic.severity == Severity::Info)
             .count(),
+        opt_in_hidden,
     };
     let color = !args.no_color
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let text = match args.output_format {
+        _ if args.statistics => {
+            report::statistics(&located, &summary, args.output_format == OutputFormat::Json)
+        }
         OutputFormat::Full => report::full(&located, &summary, color),
         OutputFormat::Concise => report::concise(&located, &summary),
         OutputFormat::Json => report::json(&located, &summary),

@@ -118,10 +118,12 @@ pub struct Summary {
     pub errors: usize,
     pub warnings: usize,
     pub info: usize,
+    /// Findings of opt-in rules that were left off, per rule.
+    pub opt_in_hidden: std::collections::BTreeMap<Rule, usize>,
 }
 
 fn summary_line(summary: &Summary) -> String {
-    format!(
+    let mut line = format!(
         "{} error{}, {} warning{}{} in {} bundle{} ({} files)\n",
         summary.errors,
         if summary.errors == 1 { "" } else { "s" },
@@ -135,7 +137,83 @@ fn summary_line(summary: &Summary) -> String {
         summary.bundles,
         if summary.bundles == 1 { "" } else { "s" },
         summary.files
+    );
+    line.push_str(&opt_in_note(summary));
+    line
+}
+
+/// One line saying how many findings of opt-in rules exist while they are
+/// off, and how to see them; empty when there are none.
+pub fn opt_in_note(summary: &Summary) -> String {
+    if summary.opt_in_hidden.is_empty() {
+        return String::new();
+    }
+    let total: usize = summary.opt_in_hidden.values().sum();
+    let per_rule: Vec<String> = summary
+        .opt_in_hidden
+        .iter()
+        .map(|(rule, n)| format!("{} {n}", rule.code()))
+        .collect();
+    let mut groups: Vec<&str> = summary
+        .opt_in_hidden
+        .keys()
+        .map(|r| r.group().name())
+        .collect();
+    groups.dedup();
+    groups.sort();
+    groups.dedup();
+    format!(
+        "note: {total} finding{} of opt-in rules not shown ({}); `--extend-select {}` shows them\n",
+        if total == 1 { "" } else { "s" },
+        per_rule.join(", "),
+        groups.join(",")
     )
+}
+
+/// A count per rule, most frequent first, as `--statistics` prints it.
+pub fn statistics(located: &[Located], summary: &Summary, as_json: bool) -> String {
+    let mut counts: std::collections::BTreeMap<Rule, usize> = std::collections::BTreeMap::new();
+    for l in located {
+        *counts.entry(l.diagnostic.rule).or_default() += 1;
+    }
+    let mut rows: Vec<(Rule, usize)> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    if as_json {
+        let rows: Vec<Value> = rows
+            .iter()
+            .map(|(rule, count)| {
+                json!({
+                    "code": rule.code(),
+                    "name": rule.info().name,
+                    "group": rule.group().name(),
+                    "count": count,
+                })
+            })
+            .collect();
+        let hidden: serde_json::Map<String, Value> = summary
+            .opt_in_hidden
+            .iter()
+            .map(|(r, n)| (r.code().to_string(), json!(n)))
+            .collect();
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({"statistics": rows, "opt_in_hidden": hidden}))
+                .unwrap_or_default()
+        );
+    }
+    let mut out = String::new();
+    for (rule, count) in rows {
+        let info = rule.info();
+        let _ = writeln!(
+            out,
+            "{count:>5}  {}  {:<30} {}",
+            info.code,
+            info.name,
+            info.severity.as_str()
+        );
+    }
+    out.push_str(&summary_line(summary));
+    out
 }
 
 /// One line per diagnostic: `path:line:column: severity[CODE] message`.
@@ -270,6 +348,11 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
             "errors": summary.errors,
             "warnings": summary.warnings,
             "info": summary.info,
+            "opt_in_hidden": summary
+                .opt_in_hidden
+                .iter()
+                .map(|(r, n)| (r.code().to_string(), json!(n)))
+                .collect::<serde_json::Map<String, Value>>(),
         },
     });
     format!(
