@@ -52,7 +52,7 @@ fi
   python3 - <<'PY'
 import json, zipfile
 names = zipfile.ZipFile("dist/mzk.vsix").namelist()
-for needed in ("extension/package.json", "extension/dist/extension.js", "extension/dist/media/mermaid.min.js", "extension/LICENSE"):
+for needed in ("extension/package.json", "extension/dist/extension.js", "extension/dist/media/mermaid.min.js", "extension/LICENSE.txt"):
     assert needed in names, f"{needed} missing from the .vsix: {names}"
 manifest = json.loads(zipfile.ZipFile("dist/mzk.vsix").read("extension/package.json"))
 assert manifest["activationEvents"] == ["workspaceContains:**/orchestrator.yaml"], manifest["activationEvents"]
