@@ -381,20 +381,20 @@ impl Backend {
             config.apply(&mut analysis);
             // Files the author is typing in that cannot be read right now:
             // check the others against their last readable version.
-            let mut substituted = overlay.open.clone();
-            let mut any = false;
-            for id in &analysis.incomplete {
-                let Some(file) = analysis.bundle.file(*id) else {
-                    continue;
-                };
-                let path = normalize(&dir.join(&file.relative));
-                if let Some(text) = last_readable.get(&path) {
-                    substituted.insert(path, text.to_string());
-                    any = true;
-                }
-            }
-            if any {
-                let overlay = Overlay { open: substituted };
+            let substitutes: Vec<(PathBuf, String)> = analysis
+                .incomplete
+                .iter()
+                .filter_map(|id| {
+                    let path = normalize(&dir.join(&analysis.bundle.file(*id)?.relative));
+                    let text = last_readable.get(&path)?.to_string();
+                    Some((path, text))
+                })
+                .collect();
+            // Only then are the open texts copied: not on every keystroke.
+            if !substitutes.is_empty() {
+                let mut open = overlay.open;
+                open.extend(substitutes);
+                let overlay = Overlay { open };
                 let mut last = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
                 config.apply(&mut last);
                 mzk_analyzer::analysis::merge_last_readable(&mut analysis, last);
