@@ -19,6 +19,17 @@ pub fn reference_missing(why: &str) {
     println!("SKIP: {why}");
 }
 
+/// SupportDesk's transition_graph.yaml text with its first rule's target
+/// misspelt (`ClasifierAgent`): an unknown agent (MZ201) that also strands
+/// ClassifierAgent, the mistake several tests plant.
+pub fn misspelt_target(graph_text: &str) -> String {
+    graph_text.replacen(
+        "target_agent: ClassifierAgent",
+        "target_agent: ClasifierAgent",
+        1,
+    )
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -854,15 +854,7 @@ fn errors_print_before_the_warnings_they_cause() {
     let dir = bundle_copy("cli", "SupportDesk", "order");
     let graph = dir.join("transition_graph.yaml");
     let text = std::fs::read_to_string(&graph).unwrap();
-    std::fs::write(
-        &graph,
-        text.replacen(
-            "target_agent: ClassifierAgent",
-            "target_agent: ClasifierAgent",
-            1,
-        ),
-    )
-    .unwrap();
+    std::fs::write(&graph, mzk_tests::misspelt_target(&text)).unwrap();
     let out = mzk(
         &["check", "--output-format", "concise", "SupportDesk"],
         dir.root(),

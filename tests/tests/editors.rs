@@ -47,15 +47,7 @@ fn editor_receives_diagnostics_definition_and_completion(
     let dir = bundle_copy("editors", "SupportDesk", program);
     let graph = dir.join("transition_graph.yaml");
     let text = std::fs::read_to_string(&graph).unwrap();
-    std::fs::write(
-        &graph,
-        text.replacen(
-            "target_agent: ClassifierAgent",
-            "target_agent: ClasifierAgent",
-            1,
-        ),
-    )
-    .unwrap();
+    std::fs::write(&graph, mzk_tests::misspelt_target(&text)).unwrap();
     let typo_line = line_of(&graph, "ClasifierAgent");
     let source_line = line_of(&graph, "source_agent: IntakeAgent");
     let value_line = line_of(&graph, "condition_type: context_equals");

@@ -173,11 +173,7 @@ async fn diagnostics_follow_edits_and_navigation_crosses_files() {
     let graph = dir.join("transition_graph.yaml");
     let graph_uri = uri(&graph);
     let original = std::fs::read_to_string(&graph).unwrap();
-    let broken = original.replacen(
-        "target_agent: ClassifierAgent",
-        "target_agent: ClasifierAgent",
-        1,
-    );
+    let broken = mzk_tests::misspelt_target(&original);
     let (mut client, server, init) = Client::start(&["utf-16"]).await;
     assert_eq!(init["capabilities"]["positionEncoding"], "utf-16");
 
@@ -1467,11 +1463,7 @@ async fn a_broken_line_leaves_the_other_files_as_they_were() {
     let graph = dir.join("transition_graph.yaml");
     let agents = dir.join("agents.yaml");
     let (graph_uri, agents_uri) = (uri(&graph), uri(&agents));
-    let graph_text = std::fs::read_to_string(&graph).unwrap().replacen(
-        "target_agent: ClassifierAgent",
-        "target_agent: ClasifierAgent",
-        1,
-    );
+    let graph_text = mzk_tests::misspelt_target(&std::fs::read_to_string(&graph).unwrap());
     let agents_text = std::fs::read_to_string(&agents).unwrap();
     let (mut client, server, _) =
         Client::start_with(json!({"processId": null, "rootUri": null, "capabilities": {
@@ -1595,11 +1587,7 @@ async fn related_locations_follow_the_clients_capability() {
     let dir = bundle_copy("lsp", "SupportDesk", "related");
     let graph = dir.join("transition_graph.yaml");
     let graph_uri = uri(&graph);
-    let text = std::fs::read_to_string(&graph).unwrap().replacen(
-        "target_agent: ClassifierAgent",
-        "target_agent: ClasifierAgent",
-        1,
-    );
+    let text = mzk_tests::misspelt_target(&std::fs::read_to_string(&graph).unwrap());
     for supported in [true, false] {
         let (mut client, server, _) =
             Client::start_with(json!({"processId": null, "rootUri": null, "capabilities": {
