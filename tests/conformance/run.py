@@ -12,6 +12,9 @@
        (the checks that mirror the reference's load-time contract).
    Prints the agreement table. Disagreements must be listed, with a reason, in
    allowlist.txt; any other disagreement fails the suite.
+5. Syntax (syntax.py): one-character edits of the real YAML files, judged by
+   the reference's PyYAML; mzk must agree on each verdict and report its
+   error at PyYAML's line and column for at least 90% of them.
 
 Stdlib only. Exit 0 on agreement (or a clear SKIP when PyPI is unreachable and
 nothing is cached), 1 on disagreement, 2 on a harness failure.
@@ -27,6 +30,8 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+import syntax
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -274,6 +279,8 @@ def main():
                         help="install the reference if needed, print the Python of its virtualenv, exit")
     parser.add_argument("--count", type=int, default=320, help="random mutants (default 320)")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--syntax-count", type=int, default=800,
+                        help="one-character edits of the real YAML for the syntax stage (default 800)")
     parser.add_argument("--keep", type=Path, help="write mutants here and keep them")
     parser.add_argument("--schema-check", type=Path,
                         help="the mzk-schema-check binary: also judge the exported JSON Schemas on the mutants")
@@ -367,6 +374,8 @@ def main():
     failures += check_fixes(mzk, python, work, mutants, verdicts, found)
     if args.schema_check:
         failures += check_schemas(mzk, args.schema_check.resolve(), work, mutants, verdicts)
+    # 4. Syntax errors where and as PyYAML reports them.
+    failures += syntax.check(mzk, python, corpus, work, args.syntax_count, args.seed, log)
 
     stale = sorted(set(allowed) - {m["id"] for m, _, _ in disagreements})
     if stale:

@@ -2,14 +2,24 @@
 //! with PyYAML's (YAML 1.1, `safe_load`) reading of scalars, merge keys and
 //! aliases, and every problem reported as a diagnostic instead of a panic.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle as SaphyrStyle, Span};
 
 use super::scalar::{resolve_plain, resolve_tagged, Resolved, ScalarStyle, Value};
+use super::yaml_errors::{self, Verdict};
 use super::TextRange;
 use crate::diagnostics::{Diagnostic, FileId};
-use crate::limits::{MAX_ALIAS_EXPANSION, MAX_FILE_BYTES, MAX_YAML_DEPTH};
+use crate::limits::{MAX_ALIAS_EXPANSION, MAX_FILE_BYTES, MAX_REWRITTEN_SCALARS, MAX_YAML_DEPTH};
+
+/// Why the builder stopped before the end.
+enum Stop {
+    /// A syntax error, already reported.
+    Failed,
+    /// See [`Verdict::AcceptQuoted`] (local byte offsets).
+    AcceptQuoted { start: usize, end: usize },
+}
 use crate::rules::Rule;
 
 /// A node an anchor names, measured once for the aliases that copy it.
@@ -208,21 +218,41 @@ pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> Yam
             ),
         );
     }
-    let mut builder = Builder::new(body, bom as u32, file);
-    let outcome = builder.run();
-    diagnostics.append(&mut builder.diagnostics);
-    match outcome {
-        Ok(root) => {
-            check_tabs(body, bom as u32, &builder.exempt, file, diagnostics);
-            YamlDocument {
-                failed: builder.stopped,
-                root: if builder.stopped { None } else { root },
+    // Quoted scalars PyYAML accepts but saphyr refuses (continuation lines
+    // indented less than YAML 1.2 asks) are parsed again with their line
+    // breaks blanked out, which keeps every offset; their values are then
+    // read from the original text.
+    let mut parsed: Cow<str> = Cow::Borrowed(body);
+    let mut rewritten = Vec::new();
+    loop {
+        let mut builder = Builder::new(&parsed, body, bom as u32, file, &rewritten);
+        let outcome = builder.run();
+        match outcome {
+            Err(Stop::AcceptQuoted { start, end }) if rewritten.len() < MAX_REWRITTEN_SCALARS => {
+                let blanked: String = parsed[start..end]
+                    .chars()
+                    .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
+                    .collect();
+                parsed.to_mut().replace_range(start..end, &blanked);
+                rewritten.push(bom as u32 + start as u32);
+                continue;
+            }
+            Err(_) => {
+                diagnostics.append(&mut builder.diagnostics);
+                return YamlDocument {
+                    root: None,
+                    failed: true,
+                };
+            }
+            Ok(root) => {
+                diagnostics.append(&mut builder.diagnostics);
+                check_tabs(body, bom as u32, &builder.exempt, file, diagnostics);
+                return YamlDocument {
+                    failed: builder.stopped,
+                    root: if builder.stopped { None } else { root },
+                };
             }
         }
-        Err(()) => YamlDocument {
-            root: None,
-            failed: true,
-        },
     }
 }
 
@@ -313,7 +343,12 @@ enum Frame {
 }
 
 struct Builder<'t> {
+    /// The text saphyr parses: the file's, or with some line breaks blanked.
     text: &'t str,
+    /// The file's own text, where rewritten scalars' values are read.
+    original: &'t str,
+    /// Where rewritten quoted scalars start (absolute byte offsets).
+    rewritten: &'t [u32],
     offsets: Offsets,
     file: FileId,
     diagnostics: Vec<Diagnostic>,
@@ -333,9 +368,17 @@ struct Builder<'t> {
 }
 
 impl<'t> Builder<'t> {
-    fn new(text: &'t str, base: u32, file: FileId) -> Self {
+    fn new(
+        text: &'t str,
+        original: &'t str,
+        base: u32,
+        file: FileId,
+        rewritten: &'t [u32],
+    ) -> Self {
         Builder {
             text,
+            original,
+            rewritten,
             offsets: Offsets::new(text, base),
             file,
             diagnostics: Vec::new(),
@@ -356,55 +399,61 @@ impl<'t> Builder<'t> {
             .push(Diagnostic::new(rule, self.file, range, message));
     }
 
-    fn run(&mut self) -> Result<Option<Node>, ()> {
+    fn run(&mut self) -> Result<Option<Node>, Stop> {
         let parser = Parser::new_from_str(self.text);
         // The parser's iterator repeats its error forever: stop at the first.
         for next in parser {
             let (event, span) = match next {
                 Ok(pair) => pair,
-                Err(err) => {
-                    let at = self.offsets.byte(err.marker().index());
-                    let end = next_char_end(self.text, at - self.offsets.base) + self.offsets.base;
-                    // The parser's own depth guard (flow collections nest
-                    // in its recursion, before any event reaches us).
-                    if err.info().contains("recursion limit") {
-                        self.report(
-                            Rule::NestingTooDeep,
-                            TextRange::new(at, end),
-                            "collections are nested too deep here for the YAML parser; no bundle file needs this, so flatten the structure",
-                        );
-                    } else if let Some(tab) = err
-                        .info()
-                        .contains("tab")
-                        .then(|| self.indentation_tab_from(at))
-                        .flatten()
-                    {
-                        // PyYAML stops at the tab itself, where a token
-                        // would start; saphyr reports where it was scanning.
-                        self.report(
-                            Rule::YamlSyntax,
-                            TextRange::new(tab, tab + 1),
-                            "found character '\\t' that cannot start any token: a tab indents this line, and YAML indents with spaces only; fix the YAML syntax here (mozaiks cannot load this file)",
-                        );
-                    } else {
-                        self.report(
-                            Rule::YamlSyntax,
-                            TextRange::new(at, end),
-                            format!(
-                                "{}; fix the YAML syntax here (mozaiks cannot load this file)",
-                                err.info()
-                            ),
-                        );
-                    }
-                    return Err(());
-                }
+                Err(err) => return Err(self.syntax_error(err.marker().index(), err.info())),
             };
             if self.stopped {
+                // PyYAML stops at a second document before reading into it.
+                if self.documents > 1 {
+                    break;
+                }
                 continue;
             }
             self.event(event, span);
         }
         Ok(self.root.take())
+    }
+
+    /// Reports the error saphyr stopped at (a character index), where and
+    /// as PyYAML reports it.
+    fn syntax_error(&mut self, char_index: usize, info: &str) -> Stop {
+        let at = self.offsets.byte(char_index);
+        // The parser's own depth guard (flow collections nest in its
+        // recursion, before any event reaches us).
+        if info.contains("recursion limit") {
+            let end = next_char_end(self.text, at - self.offsets.base) + self.offsets.base;
+            self.report(
+                Rule::NestingTooDeep,
+                TextRange::new(at, end),
+                "collections are nested too deep here for the YAML parser; no bundle file needs this, so flatten the structure",
+            );
+            return Stop::Failed;
+        }
+        // PyYAML composes the whole document before constructing a value, so
+        // a syntax error hides the values that could not be constructed.
+        self.diagnostics.retain(|d| d.rule != Rule::InvalidScalar);
+        let base = self.offsets.base;
+        let legal: Vec<TextRange> = self
+            .exempt
+            .iter()
+            .map(|r| TextRange::new(r.start - base, r.end - base))
+            .collect();
+        match yaml_errors::explain(self.text, info, (at - base) as usize, &legal) {
+            Verdict::AcceptQuoted { start, end } => Stop::AcceptQuoted { start, end },
+            Verdict::Error { range, message } => {
+                self.report(
+                    Rule::YamlSyntax,
+                    TextRange::new(range.start + base, range.end + base),
+                    message,
+                );
+                Stop::Failed
+            }
+        }
     }
 
     fn event(&mut self, event: Event<'_>, span: Span) {
@@ -439,6 +488,21 @@ impl<'t> Builder<'t> {
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let is_key = self.expecting_key();
+                if let Some(problem) = self.pyyaml_refuses(&text, style, range, is_key) {
+                    let (at, message) = problem;
+                    let end = next_char_end(self.text, at) + self.offsets.base;
+                    let at = at + self.offsets.base;
+                    self.report(Rule::YamlSyntax, TextRange::new(at, end), message);
+                    self.stopped = true;
+                    return;
+                }
+                let text = match self.rewritten.contains(&range.start) {
+                    true => Cow::Owned(
+                        self.original_quoted(range.start)
+                            .unwrap_or(text.into_owned()),
+                    ),
+                    false => text,
+                };
                 let Some(node) = self.scalar(&text, style, tag.as_deref(), range, is_key) else {
                     return; // a merge key: its value is collected as a merge source
                 };
@@ -460,6 +524,18 @@ impl<'t> Builder<'t> {
                 self.finish(node);
             }
             Event::Alias(id) => {
+                let local = (range.start - self.offsets.base) as usize;
+                if let Some((at, message)) = yaml_errors::name_error(self.text, local) {
+                    let end = next_char_end(self.text, at as u32) + self.offsets.base;
+                    let at = at as u32 + self.offsets.base;
+                    self.report(
+                        Rule::YamlSyntax,
+                        TextRange::new(at, end),
+                        format!("{message}{}", yaml_errors::FIX),
+                    );
+                    self.stopped = true;
+                    return;
+                }
                 let node = match self.anchors.get(&id) {
                     // An alias copies its collection here: the copy must fit
                     // under the nesting limit like anything written out.
@@ -591,25 +667,73 @@ impl<'t> Builder<'t> {
         }
     }
 
-    /// The first tab at or after the line holding `at` that stands in a
-    /// line's indentation (only spaces before it), outside quoted and block
-    /// text: where PyYAML's scanner finds "a character that cannot start any
-    /// token".
-    fn indentation_tab_from(&self, at: u32) -> Option<u32> {
-        let local = (at.saturating_sub(self.offsets.base) as usize).min(self.text.len());
-        let line_start = self.text[..local].rfind('\n').map_or(0, |i| i + 1);
-        let mut offset = line_start;
-        for line in self.text[line_start..].split_inclusive('\n') {
-            let indent = line.len() - line.trim_start_matches(' ').len();
-            if line[indent..].starts_with('\t') {
-                let tab = self.offsets.base + (offset + indent) as u32;
-                if !self.exempt.iter().any(|r| r.start <= tab && tab < r.end) {
-                    return Some(tab);
-                }
+    /// What saphyr accepts in a scalar and PyYAML does not, as (local byte
+    /// offset, message): a plain scalar starting with `>` or `|` inside `[]`
+    /// or `{}`, and double-quoted escapes outside PyYAML's table.
+    fn pyyaml_refuses(
+        &self,
+        value: &str,
+        style: SaphyrStyle,
+        range: TextRange,
+        is_key: bool,
+    ) -> Option<(u32, String)> {
+        let local = (range.start - self.offsets.base) as usize;
+        let first = self.text[local..].chars().next()?;
+        match style {
+            // An empty key before `:` (YAML 1.2 allows it; PyYAML only
+            // after an explicit `?`).
+            SaphyrStyle::Plain
+                if is_key
+                    && value.is_empty()
+                    && first == ':'
+                    && !self.text[..local].trim_end().ends_with('?') =>
+            {
+                let context = match self.in_flow() {
+                    true => "while parsing a flow node, expected the node content",
+                    false => "while parsing a block mapping, expected <block end>",
+                };
+                Some((
+                    local as u32,
+                    format!("{context}, but found ':': this `:` has no key before it; write the key{}", yaml_errors::FIX),
+                ))
             }
-            offset += line.len();
+            SaphyrStyle::Plain if matches!(first, '>' | '|') && self.in_flow() => Some((
+                local as u32,
+                format!("while scanning for the next token, found character '{first}' that cannot start any token: inside `[]` or `{{}}` a value cannot start with `{first}`; quote it (mozaiks cannot load this file)"),
+            )),
+            SaphyrStyle::DoubleQuoted if first == '"' => {
+                let end = ((range.end - self.offsets.base) as usize).min(self.text.len());
+                if !self.text[local..end].contains('\\') {
+                    return None;
+                }
+                yaml_errors::scan_quoted(self.text, local).err().map(|(at, problem)| {
+                    (at as u32, format!("while scanning a double-quoted scalar, {problem}{}", yaml_errors::FIX))
+                })
+            }
+            _ => None,
         }
-        None
+    }
+
+    fn in_flow(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame::Seq { flow: true, .. } | Frame::Map { flow: true, .. })
+        )
+    }
+
+    /// The value of a quoted scalar that was parsed with its line breaks
+    /// blanked: its original text, read alone (at the top level no
+    /// indentation is required, which is how PyYAML reads it in place).
+    fn original_quoted(&self, start: u32) -> Option<String> {
+        let local = (start - self.offsets.base) as usize;
+        let end = yaml_errors::scan_quoted(self.original, local).ok()?;
+        Parser::new_from_str(&self.original[local..end])
+            .find_map(|next| match next {
+                Ok((Event::Scalar(value, ..), _)) => Some(Ok(value.into_owned())),
+                Ok(_) => None,
+                Err(_) => Some(Err(())),
+            })?
+            .ok()
     }
 
     fn too_deep(&mut self, range: TextRange) -> bool {
@@ -783,7 +907,16 @@ impl<'t> Builder<'t> {
                 } else if let Some(key) = pending_key.take() {
                     entries.push(Entry { key, value: node });
                 } else {
+                    let unhashable = matches!(node.kind, NodeKind::Seq(_) | NodeKind::Map(_));
+                    let range = node.range;
                     *pending_key = Some(node);
+                    if unhashable {
+                        self.report(
+                            Rule::InvalidScalar,
+                            range,
+                            "while constructing a mapping, found unhashable key: a list or mapping cannot be a key in Python; mozaiks fails to load this file. Write the key as text",
+                        );
+                    }
                 }
             }
         }
@@ -901,7 +1034,9 @@ fn same_key(a: &Value, b: &Value) -> bool {
 fn core_tag(tag: &saphyr_parser::Tag) -> Option<&str> {
     if tag.handle == "!!" {
         Some(tag.suffix.as_str())
-    } else if tag.handle == "!" && tag.suffix.is_empty() {
+    } else if (tag.handle == "!" && tag.suffix.is_empty())
+        || (tag.handle.is_empty() && tag.suffix == "!")
+    {
         Some("")
     } else if tag.handle.is_empty() || tag.handle == "!" {
         tag.suffix.strip_prefix("tag:yaml.org,2002:")
@@ -963,28 +1098,18 @@ fn check_tabs(
     if !text.contains('\t') {
         return;
     }
-    let mut offset = 0usize;
-    for line in text.split_inclusive('\n') {
-        let mut in_comment = false;
-        let mut prev_space = true;
-        for (i, ch) in line.char_indices() {
-            let at = base + (offset + i) as u32;
-            let inside = exempt.iter().any(|r| r.start <= at && at < r.end);
-            if ch == '#' && prev_space && !inside {
-                in_comment = true;
-            }
-            if ch == '\t' && !inside && !in_comment {
-                out.push(Diagnostic::new(
-                    Rule::TabCharacter,
-                    file,
-                    TextRange::new(at, at + 1),
-                    "found character '\\t' that cannot start any token: YAML as mozaiks reads it allows no tabs outside quoted or block text; indent with spaces",
-                ));
-                break;
-            }
-            prev_space = ch == ' ' || ch == '\t';
-        }
-        offset += line.len();
+    let legal: Vec<TextRange> = exempt
+        .iter()
+        .map(|r| TextRange::new(r.start - base, r.end - base))
+        .collect();
+    for tab in yaml_errors::illegal_tabs(text, &legal) {
+        let at = base + tab as u32;
+        out.push(Diagnostic::new(
+            Rule::TabCharacter,
+            file,
+            TextRange::new(at, at + 1),
+            "found character '\\t' that cannot start any token: YAML as mozaiks reads it allows no tabs outside quoted or block text; indent with spaces",
+        ));
     }
 }
 
@@ -1097,6 +1222,45 @@ mod tests {
         assert_eq!(codes("d: 2026-02-30\n"), vec!["MZ009"]);
         assert_eq!(codes("d: !custom x\n"), vec!["MZ009"]);
         assert_eq!(codes("a: *nowhere\n"), vec!["MZ001"]);
+        // PyYAML refuses what saphyr accepts here.
+        assert_eq!(codes("a: [x, >y]\n"), vec!["MZ001"]);
+        assert_eq!(codes("a: &x 1\nb: *x.y\n"), vec!["MZ001"]);
+        // A second document stops the reading, as in PyYAML, before its errors.
+        assert_eq!(codes("a: 1\n---\n- b\n: c\n"), vec!["MZ004"]);
+        for text in ["a: 1\n: b\n", "- : b\n", "a: {x: 1, : 2}\n"] {
+            assert_eq!(codes(text), vec!["MZ001"], "{text:?}");
+        }
+        assert_eq!(codes("?\n: b\n"), Vec::<&str>::new());
+        assert_eq!(codes("? [a]\n: b\n"), vec!["MZ009"]);
+        assert_eq!(codes("{[a]: b}\n"), vec!["MZ009"]);
+        // `!` alone is the non-specific tag: the node's default constructor.
+        for text in [
+            "a: !\n  b: 1\n",
+            "a: ! [1]\n",
+            "a: ! \"x\"\n",
+            "a: !\nb: 1\n",
+        ] {
+            assert_eq!(codes(text), Vec::<&str>::new(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_scalars_pyyaml_accepts_keep_their_values() {
+        // Continuation lines indented less than YAML 1.2 asks: PyYAML reads
+        // these, folding line breaks as in any quoted scalar.
+        let (root, diags) = parse_ok("a: \"foo\nbar\"\nb:\n  c: 'x\n\n y''s'\n  d: \"p\\\nq\"\n");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(root.get("a").and_then(Node::as_str), Some("foo bar"));
+        let b = root.get("b").unwrap();
+        assert_eq!(b.get("c").and_then(Node::as_str), Some("x\ny's"));
+        assert_eq!(b.get("d").and_then(Node::as_str), Some("pq"));
+        assert_eq!(root.get("a").unwrap().range, TextRange::new(3, 12));
+        // Unclosed, the same scalar is PyYAML's "unexpected end of stream".
+        let mut diags = Vec::new();
+        parse("a: \"foo\nb: 1\n", FileId(0), &mut diags);
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].range, TextRange::empty(13));
+        assert!(diags[0].message.contains("found unexpected end of stream"));
     }
 
     #[test]
