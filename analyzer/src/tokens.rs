@@ -1,16 +1,22 @@
 //! Prompt sizes in tokens of OpenAI's o200k_base encoding (GPT-4o and later
-//! models), with GitHub's bpe crates (bpe-openai), which load the encoding
-//! prebuilt (no network) by deserializing, about three times faster than
-//! tiktoken-rs builds it, with the same counts. bpe-openai would embed that
-//! prebuilt encoding uncompressed (32 MB, most of the binary); build.rs stores
-//! it zstd-compressed instead (13 MB), and [`o200k_base`] decompresses it
-//! (some 40 ms) and pairs it with the encoding's pre-tokenization pattern. It
-//! is loaded only on the first count; callers that compare against a budget
-//! skip it when the UTF-8 length alone settles the question (no token of this
-//! encoding is shorter than one byte).
+//! models), exactly as tiktoken counts them, with no table to load.
+//!
+//! A count is byte-pair encoding applied to each piece of the encoding's
+//! pre-tokenizer (bpe-openai's regex, which emulates tiktoken's look-ahead):
+//! a piece that is a token is one token; otherwise its bytes are merged pair
+//! by pair, lowest rank first (leftmost on ties), as tiktoken does. The
+//! vocabulary is a sorted table build.rs writes into the binary (3.4 MB):
+//! it is searched in place, so the first count costs only the regex's
+//! construction (a few ms) and memory holds only the pages a count touches,
+//! where deserializing bpe-openai's prebuilt automata took 32 MB and ~100 ms.
+//! Callers that compare against a budget skip counting when the UTF-8 length
+//! settles the question (no token of this encoding is shorter than a byte).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::LazyLock;
 
+use bpe::byte_pair_encoding::BytePairEncoding;
 use bpe_openai::Tokenizer;
 
 use crate::memo::{self, Memo};
@@ -30,30 +36,107 @@ const PATTERN: [&str; 6] = [
     r"\s+$",
 ];
 
-static O200K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| {
-    let compressed = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe.zst"));
-    let length: usize = include_str!(concat!(env!("OUT_DIR"), "/o200k_base.bpe.len"))
-        .parse()
-        .expect("build.rs writes the encoding's length");
-    let serialized =
-        zstd::bulk::decompress(compressed, length).expect("build.rs compressed the encoding");
-    let bpe = rmp_serde::from_slice(&serialized).expect("build.rs serialized the encoding");
+/// The pre-tokenizer. bpe-openai builds it only as part of a tokenizer, so
+/// it is given a byte-level encoding of 256 tokens that is never used.
+static PRE_TOKENIZER: LazyLock<Tokenizer> = LazyLock::new(|| {
+    let bytes = BytePairEncoding::from_dictionary((0..=255u8).map(|b| vec![b]), None);
     let first = PATTERN.join("|");
     Tokenizer::new_lookahead(
-        bpe,
+        bytes,
         &[(&first, false), (r"\s+\s", true), (r"\s+", false)],
         false,
     )
     .expect("valid pre-tokenization pattern")
 });
 
-fn o200k_base() -> &'static Tokenizer {
-    &O200K_BASE
+/// build.rs's table: the token count, offsets, ranks, then the bytes.
+static VOCABULARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
+
+fn word(index: usize) -> usize {
+    let at = index * 4;
+    VOCABULARY
+        .get(at..at + 4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
 }
 
-/// Loads the encoding now, so that a later count does not wait for it.
+fn vocabulary_len() -> usize {
+    word(0)
+}
+
+/// The rank of the token spelled `bytes`, if it is one.
+fn rank(bytes: &[u8]) -> Option<u32> {
+    let n = vocabulary_len();
+    let area = 1 + (n + 1) + n;
+    let token = |i: usize| {
+        let (start, end) = (word(1 + i), word(2 + i));
+        VOCABULARY
+            .get(area * 4 + start..area * 4 + end)
+            .unwrap_or(&[])
+    };
+    let (mut low, mut high) = (0, n);
+    while low < high {
+        let mid = (low + high) / 2;
+        match token(mid).cmp(bytes) {
+            std::cmp::Ordering::Less => low = mid + 1,
+            std::cmp::Ordering::Greater => high = mid,
+            std::cmp::Ordering::Equal => return Some(word(1 + (n + 1) + mid) as u32),
+        }
+    }
+    None
+}
+
+/// Tokens of one pre-tokenized piece: tiktoken's byte-pair merge, with a heap
+/// so long pieces (a base64 blob, a run of symbols) stay O(n log n).
+fn count_piece(piece: &[u8]) -> usize {
+    if piece.len() <= 1 || rank(piece).is_some() {
+        return usize::from(!piece.is_empty());
+    }
+    // Parts as a linked list of start offsets; `next[i]` is the start of the
+    // part after the one starting at i (piece.len() at the end).
+    let n = piece.len();
+    let mut next: Vec<usize> = (1..=n).collect();
+    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+    let mut alive = vec![true; n];
+    let mut heap = BinaryHeap::new();
+    let pair = |start: usize, next: &[usize]| -> Option<(u32, usize, usize)> {
+        let mid = next[start];
+        let end = *next.get(mid)?;
+        rank(&piece[start..end]).map(|r| (r, start, end))
+    };
+    for start in 0..n - 1 {
+        if let Some(entry) = pair(start, &next) {
+            heap.push(Reverse(entry));
+        }
+    }
+    let mut parts = n;
+    while let Some(Reverse((_, start, end))) = heap.pop() {
+        // Stale: the pair changed since it was pushed.
+        if !alive[start] || next.get(next[start]) != Some(&end) {
+            continue;
+        }
+        let mid = next[start];
+        alive[mid] = false;
+        next[start] = end;
+        if end < n {
+            prev[end] = start;
+        }
+        parts -= 1;
+        if let Some(entry) = pair(start, &next) {
+            heap.push(Reverse(entry));
+        }
+        let before = prev[start];
+        if before != usize::MAX {
+            if let Some(entry) = pair(before, &next) {
+                heap.push(Reverse(entry));
+            }
+        }
+    }
+    parts
+}
+
+/// Loads the pre-tokenizer now, so that a later count does not wait for it.
 pub fn preload() {
-    let _ = o200k_base();
+    LazyLock::force(&PRE_TOKENIZER);
 }
 
 /// Counts already made: the language server sizes the same prompts after
@@ -70,7 +153,10 @@ pub fn count(text: &str) -> usize {
 
 /// As [`count`], always tokenizing (benchmarks measure the tokenizer).
 pub fn count_unmemoized(text: &str) -> usize {
-    o200k_base().count(text)
+    PRE_TOKENIZER
+        .split(text)
+        .map(|piece| count_piece(piece.as_bytes()))
+        .sum()
 }
 
 /// Whether `text` is over `budget` tokens, and its count when it had to be
@@ -87,7 +173,7 @@ pub fn over_budget(text: &str, budget: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
-    /// The compressed copy counts exactly as bpe-openai's own o200k_base.
+    /// The table and merge count exactly as bpe-openai's own o200k_base.
     #[test]
     fn same_counts_as_bpe_openai() {
         let mut corpus: Vec<String> = [
@@ -122,6 +208,71 @@ mod tests {
         for text in &corpus {
             assert_eq!(count_unmemoized(text), reference.count(text), "{text:?}");
         }
+    }
+
+    /// Pieces that are not tokens exercise the merge: long runs, symbols,
+    /// digits, mixed scripts, base64, in random (seeded) combinations.
+    #[test]
+    fn merges_agree_with_bpe_openai_on_random_text() {
+        let atoms = [
+            "a",
+            "aa",
+            "ab",
+            "Zz",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\t",
+            "0",
+            "123",
+            "4567",
+            "'s",
+            "'LL",
+            "ü",
+            "é",
+            "日本",
+            "語",
+            "Ω",
+            "\u{1F600}",
+            "\u{200D}",
+            "#",
+            "{{",
+            "}}",
+            "::",
+            "->",
+            "/*",
+            "==",
+            "${x}",
+            "QmFzZTY0",
+            "xYz9+/",
+            "___",
+            "...",
+            "\u{301}",
+            "ـ",
+            "ñññ",
+        ];
+        let reference = bpe_openai::o200k_base();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..3000 {
+            let len = (next() % 40) as usize;
+            let text: String = (0..len)
+                .map(|_| atoms[(next() % atoms.len() as u64) as usize])
+                .collect();
+            assert_eq!(
+                count_unmemoized(&text),
+                reference.count(text.as_str()),
+                "{text:?}"
+            );
+        }
+        let long = "QmFzZTY0IGRhdGEgYmxvYg".repeat(500) + &"=+".repeat(300) + &"ab".repeat(2000);
+        assert_eq!(count_unmemoized(&long), reference.count(long.as_str()));
     }
 
     #[test]

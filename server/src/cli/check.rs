@@ -173,9 +173,9 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
 /// Analyses every planned bundle with its configuration applied.
 fn analyse(plan: &Plan) -> Vec<Analysis> {
     // The prompt budget (MZ803) needs the tokenizer as soon as one prompt
-    // is longer in bytes than the budget is in tokens; loading it (~90 ms)
-    // overlaps the analysis instead of following it. A check that never
-    // counts exits without waiting for it.
+    // is longer in bytes than the budget is in tokens; building its
+    // pre-tokenizer regex overlaps the analysis instead of following it. A
+    // check that never counts exits without waiting for it.
     if plan
         .configs
         .iter()
