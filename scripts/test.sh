@@ -6,6 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each stage says how long the one before it took, and the run its total.
+stage_name=""
+stage_start=$SECONDS
+stage() {
+  if [ -n "$stage_name" ]; then
+    echo "-- $stage_name: $((SECONDS - stage_start)) s (total $SECONDS s)"
+  fi
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -z "$1" ] || echo "== $1"
+}
+stage "install (apt, rustup components)"
+
 # The test command must leave the checkout as it found it: what git shows
 # now is compared with what it shows at the end.
 tree_before=""
@@ -36,7 +49,7 @@ if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
 fi
 
-echo "== VS Code extension (editors/vscode)"
+stage "VS Code extension (editors/vscode)"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" -lt 20 ]; then
   echo "Node $node_major is too old: the VS Code extension's tools (@vscode/vsce 3.9) need Node 20 or later" >&2
@@ -63,30 +76,31 @@ PY
 # A build from a clean checkout gains nothing from incremental compilation's
 # caches, which take gigabytes.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-echo "== cargo fmt --check"
+stage "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy"
+stage "cargo clippy"
 cargo clippy --workspace --all-targets -q -- -D warnings
 # A missing editor must fail the editor tests here, not skip them.
 export MZK_REQUIRE_EDITORS=1
 # Likewise the reference (mozaiks 0.2.0 from PyPI): its tests fail, not skip.
 export MZK_REQUIRE_REFERENCE=1
-echo "== cargo test"
+stage "cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1
 # The example bundles' scenarios, with every transition rule covered, by the
 # command line the tests just built (`cargo run` would build it once more).
-echo "== mzk test bundles"
+stage "mzk test bundles"
 "${CARGO_TARGET_DIR:-target}/debug/mzk-e2e" test bundles --min-coverage 100
 # mzk the way its users get it: the wheel for this platform (from the build
 # above) installed into a fresh venv and run with no Rust on PATH, the
 # linux-x64 .vsix's bundled server, a real pre-commit run with the hooks, and
 # the Action and workflows against GitHub's schemas (scripts/package_check.py).
-echo "== packaging"
+stage "packaging"
 python3 scripts/package_check.py
 # Each fuzz target for a bounded time (installs cargo-fuzz once); a crash,
 # hang or out-of-memory fails the run and keeps the input in fuzz/regressions.
-echo "== fuzz"
+stage "fuzz"
 python3 scripts/fuzz.py --seconds "${MZK_FUZZ_SECONDS:-60}"
+stage ""
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   tree_after=$(git status --porcelain)
   if [ "$tree_after" != "$tree_before" ]; then

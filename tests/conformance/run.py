@@ -21,6 +21,7 @@ nothing is cached), 1 on disagreement, 2 on a harness failure.
 """
 import argparse
 import collections
+import hashlib
 import json
 import os
 import re
@@ -124,16 +125,45 @@ def real_bundles(corpus):
     return sorted(p for p in corpus.iterdir() if (p / "orchestrator.yaml").is_file())
 
 
+def bundle_digest(root, folder):
+    """What the reference's verdict on a bundle depends on: its files and the
+    root's _shared/ (tools import from it), by path and content."""
+    digest = hashlib.sha256(VERSION.encode())
+    for base in (root / folder, root / "_shared"):
+        if not base.is_dir():
+            continue
+        for path in sorted(p for p in base.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(path.relative_to(root if base.name == "_shared" else base)).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def reference_verdicts(python, root, folders):
-    env = dict(os.environ, MOZAIKS_WORKFLOWS_PATH=str(root))
-    result = run([str(python), str(HERE / "reference.py"), *[str(root / f) for f in folders]], env=env)
-    if result.returncode != 0:
-        log(f"error: the reference validator failed:\n{result.stderr}")
-        sys.exit(2)
-    verdicts = {}
-    for line in result.stdout.splitlines():
-        record = json.loads(line)
-        verdicts[record["bundle"]] = record
+    """The reference's verdict on each bundle folder. The reference is pinned,
+    so its verdict on the same bytes never changes: verdicts are kept by
+    content in the cache and the reference runs only on bundles it has not
+    judged (the seeded mutants are the same on every run)."""
+    store = cache_dir() / "verdicts"
+    store.mkdir(parents=True, exist_ok=True)
+    verdicts, digests, todo = {}, {}, []
+    for folder in folders:
+        digests[folder] = bundle_digest(root, folder)
+        cached = store / f"{digests[folder]}.json"
+        if cached.is_file():
+            verdicts[folder] = dict(json.loads(cached.read_text()), bundle=folder)
+        else:
+            todo.append(folder)
+    if todo:
+        env = dict(os.environ, MOZAIKS_WORKFLOWS_PATH=str(root))
+        result = run([str(python), str(HERE / "reference.py"), *[str(root / f) for f in todo]], env=env)
+        if result.returncode != 0:
+            log(f"error: the reference validator failed:\n{result.stderr}")
+            sys.exit(2)
+        for line in result.stdout.splitlines():
+            record = json.loads(line)
+            verdicts[record["bundle"]] = record
+            (store / f"{digests[record['bundle']]}.json").write_text(json.dumps(record))
+    log(f"reference: {len(folders) - len(todo)} of {len(folders)} verdicts from the cache ({store})")
     return verdicts
 
 
