@@ -47,7 +47,22 @@ impl Client {
         Client::start_with(json!({"capabilities": {"general": {"positionEncodings": encodings}}, "processId": null, "rootUri": null})).await
     }
 
-    async fn start_with(params: Value) -> (Client, tokio::task::JoinHandle<()>, Value) {
+    /// Starts a server for a client with `params`; the client declares the
+    /// text-document features every editor mzk ships for has (code action
+    /// literals, nested symbols, Markdown hovers) unless `params` says
+    /// otherwise. The capability matrix (`capabilities.rs`) tests clients
+    /// without them.
+    async fn start_with(mut params: Value) -> (Client, tokio::task::JoinHandle<()>, Value) {
+        let text_document = &mut params["capabilities"]["textDocument"];
+        for (feature, declared) in [
+            ("codeAction", json!({"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source"]}}})),
+            ("documentSymbol", json!({"hierarchicalDocumentSymbolSupport": true})),
+            ("hover", json!({"contentFormat": ["markdown", "plaintext"]})),
+        ] {
+            if text_document.get(feature).is_none() {
+                text_document[feature] = declared;
+            }
+        }
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         let server = tokio::spawn(mzk_server::lsp::serve(server_read, server_write));

@@ -12,7 +12,7 @@ mod rename;
 pub(crate) mod tests;
 
 pub use completion::{completions, CompletionItem, CompletionKind};
-pub use fixes::{fixes, non_overlapping, FileFix};
+pub use fixes::{fix_all, fixes, non_overlapping, FileFix, FixAll};
 pub use hover::hover;
 pub use outline::{code_lenses, document_symbols, Lens, LensAction, OutlineItem};
 pub use rename::{prepare_rename, rename};

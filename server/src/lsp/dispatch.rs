@@ -10,6 +10,8 @@ use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::LanguageServer;
 
+#[cfg(test)]
+use super::handlers::notification::TEST_PANIC_FILE;
 use super::handlers::{command, notification, request};
 use super::Backend;
 
@@ -257,5 +259,108 @@ mod tests {
             error.message
         );
         assert_eq!(guarded("hover", || 7).unwrap(), 7);
+    }
+}
+
+/// A notification handler that panics (a test-only hook in `didSave`) is
+/// logged, and the server answers the next request as before.
+#[cfg(test)]
+mod notification_panics {
+    use serde_json::{json, Value};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    async fn send(writer: &mut (impl AsyncWriteExt + Unpin), message: Value) {
+        let body = serde_json::to_vec(&message).unwrap_or_default();
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        let _ = writer.write_all(header.as_bytes()).await;
+        let _ = writer.write_all(&body).await;
+    }
+
+    async fn receive(reader: &mut (impl AsyncBufReadExt + Unpin)) -> Option<Value> {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).await.ok()? == 0 {
+                return None;
+            }
+            match line.trim_end() {
+                "" => break,
+                header => {
+                    if let Some(n) = header.strip_prefix("Content-Length: ") {
+                        length = n.parse().ok()?;
+                    }
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).await.ok()?;
+        serde_json::from_slice(&body).ok()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_notification_is_logged_and_the_server_keeps_answering() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let serving = tokio::spawn(crate::lsp::serve(server_read, server_write));
+        let (client_read, mut writer) = tokio::io::split(client);
+        let mut reader = BufReader::new(client_read);
+        let request = |id: i64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        send(
+            &mut writer,
+            request(
+                1,
+                "initialize",
+                json!({"capabilities": {}, "processId": null, "rootUri": null}),
+            ),
+        )
+        .await;
+        // Messages before the answer to `initialize` would be refused.
+        while let Ok(Some(message)) =
+            tokio::time::timeout(std::time::Duration::from_secs(20), receive(&mut reader)).await
+        {
+            if message["id"] == 1 {
+                break;
+            }
+        }
+        send(
+            &mut writer,
+            json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        )
+        .await;
+        send(&mut writer, json!({"jsonrpc": "2.0", "method": "textDocument/didSave",
+            "params": {"textDocument": {"uri": format!("file:///tmp/{}", super::TEST_PANIC_FILE)}}})).await;
+        send(
+            &mut writer,
+            request(2, "workspace/symbol", json!({"query": ""})),
+        )
+        .await;
+        let mut logged = None;
+        let mut answered = None;
+        while answered.is_none() {
+            let Ok(Some(message)) =
+                tokio::time::timeout(std::time::Duration::from_secs(20), receive(&mut reader))
+                    .await
+            else {
+                break;
+            };
+            if message["method"] == "window/logMessage" {
+                logged = message["params"]["message"].as_str().map(str::to_string);
+            }
+            if message["id"] == 2 {
+                answered = Some(message);
+            }
+        }
+        std::panic::set_hook(hook);
+        let answered = answered.expect("the request after the panic is answered");
+        assert_eq!(answered["result"], json!([]), "{answered}");
+        let logged = logged.expect("the panic is logged to the client");
+        assert!(
+            logged.contains("internal error in textDocument/didSave (test hook"),
+            "{logged}"
+        );
+        drop(writer);
+        serving.abort();
     }
 }

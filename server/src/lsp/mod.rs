@@ -9,6 +9,7 @@
 //! `handlers` (what each message does), `scheduling` (when to analyse),
 //! `watch` (the fallback file watcher) and `main_loop` (the entry point).
 
+mod caps;
 mod coverage;
 mod dispatch;
 mod framing;

@@ -163,7 +163,12 @@ impl Backend {
                 .map(|(p, d)| (p.clone(), d.version))
                 .collect();
             let previous = state.published.remove(&bundle).unwrap_or_default();
-            (state.unit(), state.related_information, versions, previous)
+            (
+                state.unit(),
+                state.client.related_information,
+                versions,
+                previous,
+            )
         };
         let mut now: HashSet<Uri> = HashSet::new();
         let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::new();
@@ -212,7 +217,8 @@ impl Backend {
             .into_iter()
             .partition(|p| p.ends_with(".mzk/coverage.json"));
         let new_folder = paths.iter().any(|p| p.is_dir());
-        if (new_folder || !coverage.is_empty()) && self.state.lock().await.can_refresh_hints {
+        if (new_folder || !coverage.is_empty()) && self.state.lock().await.client.can_refresh_hints
+        {
             let _ = self.client.inlay_hint_refresh().await;
         }
         let mut bundles: Vec<PathBuf> = Vec::new();

@@ -12,6 +12,8 @@ use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{Analysis, FileCache, RealFs};
 use ropey::Rope;
+
+use super::caps::ClientCaps;
 use tower_lsp_server::ls_types::Uri;
 
 /// An open document.
@@ -22,7 +24,6 @@ pub(crate) struct Document {
 
 #[derive(Default)]
 pub(crate) struct State {
-    pub(crate) unit: Option<ColumnUnit>,
     pub(crate) documents: HashMap<PathBuf, Document>,
     /// The latest analysis of each bundle (by folder).
     pub(crate) analyses: HashMap<PathBuf, Arc<Analysis>>,
@@ -33,14 +34,8 @@ pub(crate) struct State {
     pub(crate) published: HashMap<PathBuf, HashSet<Uri>>,
     /// The workspace folders, whose bundles are analysed without being opened.
     pub(crate) roots: Vec<PathBuf>,
-    /// Whether the client lets us register file watchers.
-    pub(crate) can_watch: bool,
-    /// Whether the client re-asks for inlay hints when told to (after
-    /// `mzk test` rewrites a coverage file).
-    pub(crate) can_refresh_hints: bool,
-    /// Whether the client shows a diagnostic's related locations (else they
-    /// go into its message).
-    pub(crate) related_information: bool,
+    /// What the client supports (see `caps.rs`).
+    pub(crate) client: ClientCaps,
     /// Per bundle, the per-file work of its last analyses (see `FileCache`).
     pub(crate) caches: HashMap<PathBuf, Arc<std::sync::Mutex<FileCache>>>,
     /// Per workflows root, what its shared folders mention; dropped when a
@@ -60,7 +55,7 @@ pub(crate) struct State {
 
 impl State {
     pub(crate) fn unit(&self) -> ColumnUnit {
-        self.unit.unwrap_or(ColumnUnit::Utf16)
+        self.client.unit
     }
 }
 

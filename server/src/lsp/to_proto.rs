@@ -103,3 +103,15 @@ pub(crate) fn symbol_kind(kind: mzk_analyzer::model::SymbolKind) -> SymbolKind {
         K::WriterId => SymbolKind::CONSTANT,
     }
 }
+
+pub(crate) fn completion_kind(kind: mzk_analyzer::ide::CompletionKind) -> CompletionItemKind {
+    use mzk_analyzer::ide::CompletionKind as K;
+    match kind {
+        K::Key => CompletionItemKind::PROPERTY,
+        K::Value => CompletionItemKind::ENUM_MEMBER,
+        K::Agent => CompletionItemKind::CLASS,
+        K::Variable => CompletionItemKind::VARIABLE,
+        K::Model => CompletionItemKind::STRUCT,
+        K::Function => CompletionItemKind::FUNCTION,
+    }
+}

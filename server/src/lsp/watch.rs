@@ -18,13 +18,11 @@ impl Backend {
         use notify::Watcher;
         let mut state = self.state.lock().await;
         if state.fallback_watcher.is_none() {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PathBuf>();
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<notify::Event>();
             let watcher =
                 notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                     if let Ok(event) = event {
-                        for path in crate::changed_paths(event) {
-                            let _ = tx.send(path);
-                        }
+                        let _ = tx.send(event);
                     }
                 });
             match watcher {
@@ -45,11 +43,19 @@ impl Backend {
             let backend = self.clone();
             tokio::spawn(async move {
                 while let Some(first) = rx.recv().await {
-                    let mut paths = vec![first];
-                    while let Ok(Some(path)) =
+                    let mut events = vec![first];
+                    while let Ok(Some(event)) =
                         tokio::time::timeout(WATCH_QUIET_PERIOD, rx.recv()).await
                     {
-                        paths.push(path);
+                        events.push(event);
+                    }
+                    let roots = backend.state.lock().await.roots.clone();
+                    let mut paths: Vec<PathBuf> = events
+                        .into_iter()
+                        .flat_map(|event| crate::changed_paths(event, &roots))
+                        .collect();
+                    if paths.is_empty() {
+                        continue;
                     }
                     paths.sort();
                     paths.dedup();

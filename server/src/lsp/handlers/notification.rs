@@ -19,22 +19,25 @@ pub(crate) async fn initialized(backend: &Backend, _: InitializedParams) {
     tokio::task::spawn_blocking(mzk_analyzer::tokens::preload);
     let (roots, can_watch) = {
         let state = backend.state.lock().await;
-        (state.roots.clone(), state.can_watch)
+        (state.roots.clone(), state.client.can_watch)
     };
     if can_watch {
-        let watchers = [
-            "**/*.yaml",
-            "**/*.yml",
-            "**/*.py",
-            "**/*.toml",
-            "**/.mzk/coverage.json",
-        ]
-        .into_iter()
-        .map(|glob| FileSystemWatcher {
-            glob_pattern: GlobPattern::String(glob.into()),
-            kind: None,
-        })
-        .collect();
+        // What the server's own watcher would report: every watched
+        // extension (one glob each, as every client reads them) and the
+        // coverage file of the last `mzk test`.
+        let globs = mzk_analyzer::workspace::watched_extensions()
+            .map(|extension| format!("**/*.{extension}"))
+            .chain([format!(
+                "**/{}/coverage.json",
+                mzk_analyzer::workspace::STATE_FOLDER
+            )]);
+        let watchers = globs
+            .into_iter()
+            .map(|glob| FileSystemWatcher {
+                glob_pattern: GlobPattern::String(glob),
+                kind: None,
+            })
+            .collect();
         let registration = Registration {
             id: "mzk-watch".into(),
             method: "workspace/didChangeWatchedFiles".into(),
@@ -122,10 +125,15 @@ pub(crate) async fn did_change_watched_files(
     backend: &Backend,
     params: DidChangeWatchedFilesParams,
 ) {
+    // The client's watcher reports what its globs match, dependency and
+    // hidden folders included: keep what the server's own watcher would
+    // (and folders, which stand for what they held).
+    let roots = backend.state.lock().await.roots.clone();
     let paths = params
         .changes
         .iter()
         .filter_map(|change| path_of(&change.uri))
+        .filter(|path| crate::watched_path(path, &roots) || path.extension().is_none())
         .collect();
     backend.files_changed(paths).await;
 }
@@ -185,7 +193,16 @@ pub(crate) async fn did_change(backend: &Backend, params: DidChangeTextDocumentP
     backend.document_changed(&path).await;
 }
 
+/// A file whose save panics in unit tests only: how the dispatch's guard
+/// is proven end to end.
+#[cfg(test)]
+pub(crate) const TEST_PANIC_FILE: &str = "mzk-test-panic.yaml";
+
 pub(crate) async fn did_save(backend: &Backend, params: DidSaveTextDocumentParams) {
+    #[cfg(test)]
+    if params.text_document.uri.as_str().ends_with(TEST_PANIC_FILE) {
+        panic!("test hook: a notification handler panics");
+    }
     if let Some(path) = path_of(&params.text_document.uri) {
         backend.document_changed(&path).await;
     }

@@ -6,16 +6,16 @@ use std::path::PathBuf;
 
 use mzk_analyzer::diagnostics::Applicability;
 use mzk_analyzer::ide;
-use mzk_analyzer::syntax::{ColumnUnit, LineCol};
+use mzk_analyzer::syntax::LineCol;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
+use crate::lsp::caps::{server_capabilities, ClientCaps};
 use crate::lsp::dispatch::guarded;
 use crate::lsp::from_proto::path_of;
-use crate::lsp::to_proto::{file_uri, symbol_kind, to_lsp_diagnostic, to_range};
+use crate::lsp::to_proto::{completion_kind, file_uri, symbol_kind, to_lsp_diagnostic, to_range};
 use crate::lsp::{
-    coverage, runs, Backend, COMMANDS, FIX_ALL, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH,
-    SHOW_PROMPT,
+    coverage, runs, Backend, FIX_ALL, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH, SHOW_PROMPT,
 };
 
 pub(crate) async fn initialize(
@@ -26,29 +26,14 @@ pub(crate) async fn initialize(
     if let (true, Some(pid)) = (backend.exit_with_parent, params.process_id) {
         tokio::spawn(crate::lsp::main_loop::exit_with_parent(pid));
     }
+    let (client, encoding) = ClientCaps::read(&params.capabilities);
     *backend.runs.settings.lock().await = runs::RunSettings::from_initialization(
         params.initialization_options.as_ref(),
-        params
-            .capabilities
-            .window
-            .as_ref()
-            .and_then(|w| w.work_done_progress)
-            .unwrap_or(false),
+        client.work_done_progress,
     );
-    let offered = params
-        .capabilities
-        .general
-        .as_ref()
-        .and_then(|g| g.position_encodings.clone())
-        .unwrap_or_default();
-    let (unit, kind) = if offered.contains(&PositionEncodingKind::UTF8) {
-        (ColumnUnit::Utf8, PositionEncodingKind::UTF8)
-    } else {
-        (ColumnUnit::Utf16, PositionEncodingKind::UTF16)
-    };
     {
         let mut state = backend.state.lock().await;
-        state.unit = Some(unit);
+        state.client = client;
         #[allow(deprecated)] // root_uri: older clients send only it
         let roots: Vec<PathBuf> = match &params.workspace_folders {
             Some(folders) if !folders.is_empty() => {
@@ -62,68 +47,9 @@ pub(crate) async fn initialize(
                 .collect(),
         };
         state.roots = roots;
-        let workspace = params.capabilities.workspace.as_ref();
-        state.can_watch = workspace
-            .and_then(|w| w.did_change_watched_files.as_ref())
-            .and_then(|d| d.dynamic_registration)
-            .unwrap_or(false);
-        state.can_refresh_hints = workspace
-            .and_then(|w| w.inlay_hint.as_ref())
-            .and_then(|h| h.refresh_support)
-            .unwrap_or(false);
-        // Absent means unsupported (LSP 3.17).
-        state.related_information = params
-            .capabilities
-            .text_document
-            .as_ref()
-            .and_then(|t| t.publish_diagnostics.as_ref())
-            .and_then(|p| p.related_information)
-            .unwrap_or(false);
     }
     Ok(InitializeResult {
-        capabilities: ServerCapabilities {
-            position_encoding: Some(kind),
-            text_document_sync: Some(TextDocumentSyncCapability::Kind(
-                TextDocumentSyncKind::INCREMENTAL,
-            )),
-            definition_provider: Some(OneOf::Left(true)),
-            references_provider: Some(OneOf::Left(true)),
-            document_highlight_provider: Some(OneOf::Left(true)),
-            workspace_symbol_provider: Some(OneOf::Left(true)),
-            code_lens_provider: Some(CodeLensOptions {
-                resolve_provider: Some(false),
-            }),
-            execute_command_provider: Some(ExecuteCommandOptions {
-                commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
-                ..ExecuteCommandOptions::default()
-            }),
-            workspace: Some(WorkspaceServerCapabilities {
-                workspace_folders: Some(WorkspaceFoldersServerCapabilities {
-                    supported: Some(true),
-                    change_notifications: Some(OneOf::Left(true)),
-                }),
-                file_operations: None,
-            }),
-            code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                code_action_kinds: Some(vec![
-                    CodeActionKind::QUICKFIX,
-                    CodeActionKind::new(FIX_ALL),
-                ]),
-                ..CodeActionOptions::default()
-            })),
-            hover_provider: Some(HoverProviderCapability::Simple(true)),
-            inlay_hint_provider: Some(OneOf::Left(true)),
-            document_symbol_provider: Some(OneOf::Left(true)),
-            completion_provider: Some(CompletionOptions {
-                trigger_characters: Some(vec![":".into(), " ".into(), "{".into(), "-".into()]),
-                ..CompletionOptions::default()
-            }),
-            rename_provider: Some(OneOf::Right(RenameOptions {
-                prepare_provider: Some(true),
-                work_done_progress_options: WorkDoneProgressOptions::default(),
-            })),
-            ..ServerCapabilities::default()
-        },
+        capabilities: server_capabilities(encoding),
         server_info: Some(ServerInfo {
             name: "mzk".into(),
             version: Some(env!("MZK_VERSION").into()),
@@ -136,11 +62,12 @@ pub(crate) async fn symbol(
     backend: &Backend,
     params: WorkspaceSymbolParams,
 ) -> Result<Option<WorkspaceSymbolResponse>> {
-    let (analyses, unit) = {
+    let (analyses, unit, client) = {
         let state = backend.state.lock().await;
         (
             state.analyses.values().cloned().collect::<Vec<_>>(),
             state.unit(),
+            state.client.clone(),
         )
     };
     let query = params.query.to_lowercase();
@@ -161,7 +88,7 @@ pub(crate) async fn symbol(
             #[allow(deprecated)] // `deprecated` is a required field of the type
             symbols.push(SymbolInformation {
                 name: d.name.text.clone(),
-                kind: symbol_kind(d.kind),
+                kind: client.symbol_kind(symbol_kind(d.kind)),
                 tags: None,
                 deprecated: None,
                 location: Location::new(uri, to_range(analysis, d.name.file, d.name.range, unit)),
@@ -327,7 +254,13 @@ pub(crate) async fn code_action(
     let Some((analysis, file, _, unit)) = backend.locate(&uri, params.range.start).await else {
         return Ok(None);
     };
-    let related = backend.state.lock().await.related_information;
+    let client = backend.state.lock().await.client.clone();
+    // Without literal support a client takes only commands, and no command
+    // of the server edits files.
+    if !client.code_action_literals {
+        return Ok(Some(Vec::new()));
+    }
+    let related = client.related_information;
     let wants = |kind: &CodeActionKind| {
         params
             .context
@@ -388,20 +321,12 @@ pub(crate) async fn code_action(
     }
     let fix_all = CodeActionKind::new(FIX_ALL);
     if wants(&fix_all) {
-        // The first safe fix of each diagnostic, each edit once, never
-        // two that overlap (the same choice as `mzk check --fix`).
-        let chosen: Vec<&ide::FileFix> = fixable
-            .iter()
-            .filter_map(|(_, fixes)| {
-                fixes
-                    .iter()
-                    .find(|f| f.applicability == Applicability::Safe)
-            })
-            .collect();
-        let edits = ide::non_overlapping(chosen.iter().flat_map(|f| f.edits.iter().cloned()));
+        // The same choice as `mzk check --fix`.
+        let chosen = ide::fix_all(&analysis, fixable.iter().map(|(d, _)| *d), false);
+        let edits = chosen.edits;
         if !edits.is_empty() {
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("Apply all {} safe fixes mzk offers", chosen.len()),
+                title: format!("Apply all {} safe fixes mzk offers", chosen.fixes),
                 kind: Some(fix_all),
                 edit: Some(workspace_edit(&edits)),
                 ..CodeAction::default()
@@ -448,20 +373,14 @@ pub(crate) async fn completion(
         let LineCol { line, col } = index.position(&text, at, unit);
         Position::new(line, col)
     };
+    let client = backend.state.lock().await.client.clone();
     let items: Vec<CompletionItem> = guarded("completion", || {
         ide::completions(&analysis, kind, &text, offset)
     })?
     .into_iter()
     .map(|c| CompletionItem {
         label: c.label,
-        kind: Some(match c.kind {
-            ide::CompletionKind::Key => CompletionItemKind::PROPERTY,
-            ide::CompletionKind::Value => CompletionItemKind::ENUM_MEMBER,
-            ide::CompletionKind::Agent => CompletionItemKind::CLASS,
-            ide::CompletionKind::Variable => CompletionItemKind::VARIABLE,
-            ide::CompletionKind::Model => CompletionItemKind::STRUCT,
-            ide::CompletionKind::Function => CompletionItemKind::FUNCTION,
-        }),
+        kind: Some(client.completion_kind(completion_kind(c.kind))),
         documentation: (!c.documentation.is_empty())
             .then_some(Documentation::String(c.documentation)),
         text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
@@ -484,24 +403,44 @@ pub(crate) async fn document_symbol(
     else {
         return Ok(None);
     };
-    #[allow(deprecated)] // `deprecated` is a required field of the protocol type
-    let symbols: Vec<DocumentSymbol> =
-        guarded("documentSymbol", || ide::document_symbols(&analysis, file))?
+    let client = backend.state.lock().await.client.clone();
+    let items = guarded("documentSymbol", || ide::document_symbols(&analysis, file))?;
+    if !client.hierarchical_symbols {
+        // A client without nested symbols takes the flat form.
+        let Some(uri) = file_uri(&analysis, file) else {
+            return Ok(None);
+        };
+        #[allow(deprecated)] // `deprecated` is a required field of the protocol type
+        let symbols = items
             .into_iter()
-            .map(|item| {
-                let range = to_range(&analysis, file, item.range, unit);
-                DocumentSymbol {
-                    name: item.name,
-                    detail: Some(item.kind.describe().to_string()),
-                    kind: symbol_kind(item.kind),
-                    tags: None,
-                    deprecated: None,
-                    range,
-                    selection_range: range,
-                    children: None,
-                }
+            .map(|item| SymbolInformation {
+                name: item.name,
+                kind: client.symbol_kind(symbol_kind(item.kind)),
+                tags: None,
+                deprecated: None,
+                location: Location::new(uri.clone(), to_range(&analysis, file, item.range, unit)),
+                container_name: None,
             })
             .collect();
+        return Ok(Some(DocumentSymbolResponse::Flat(symbols)));
+    }
+    #[allow(deprecated)] // `deprecated` is a required field of the protocol type
+    let symbols: Vec<DocumentSymbol> = items
+        .into_iter()
+        .map(|item| {
+            let range = to_range(&analysis, file, item.range, unit);
+            DocumentSymbol {
+                name: item.name,
+                detail: Some(item.kind.describe().to_string()),
+                kind: client.symbol_kind(symbol_kind(item.kind)),
+                tags: None,
+                deprecated: None,
+                range,
+                selection_range: range,
+                children: None,
+            }
+        })
+        .collect();
     Ok(Some(DocumentSymbolResponse::Nested(symbols)))
 }
 
@@ -561,12 +500,10 @@ pub(crate) async fn hover(backend: &Backend, params: HoverParams) -> Result<Opti
     else {
         return Ok(None);
     };
+    let client = backend.state.lock().await.client.clone();
     Ok(
         guarded("hover", || ide::hover(&analysis, file, offset))?.map(|(range, text)| Hover {
-            contents: HoverContents::Markup(MarkupContent {
-                kind: MarkupKind::Markdown,
-                value: text,
-            }),
+            contents: client.hover_contents(text),
             range: Some(to_range(&analysis, file, range, unit)),
         }),
     )
