@@ -28,12 +28,15 @@ pub(crate) struct ClientCaps {
     /// The client takes `CodeAction` literals (else only commands, and the
     /// server has no command that edits: no actions are offered).
     pub(crate) code_action_literals: bool,
+    /// The client reads a code action's `isPreferred`.
+    pub(crate) preferred_actions: bool,
     /// The completion item kinds the client knows; `None`: the protocol's
     /// initial set (Text to Reference).
     pub(crate) completion_kinds: Option<Vec<CompletionItemKind>>,
-    /// The symbol kinds the client knows; `None`: the initial set (File to
-    /// Array).
+    /// The symbol kinds the client knows in document symbols, and in
+    /// workspace symbols; `None`: the initial set (File to Array).
     pub(crate) symbol_kinds: Option<Vec<SymbolKind>>,
+    pub(crate) workspace_symbol_kinds: Option<Vec<SymbolKind>>,
     /// The client shows `$/progress` the server creates.
     pub(crate) work_done_progress: bool,
 }
@@ -85,12 +88,20 @@ impl ClientCaps {
             code_action_literals: text
                 .and_then(|t| t.code_action.as_ref())
                 .is_some_and(|c| c.code_action_literal_support.is_some()),
+            preferred_actions: text
+                .and_then(|t| t.code_action.as_ref())
+                .and_then(|c| c.is_preferred_support)
+                .unwrap_or(false),
             completion_kinds: text
                 .and_then(|t| t.completion.as_ref())
                 .and_then(|c| c.completion_item_kind.as_ref())
                 .and_then(|k| k.value_set.clone()),
             symbol_kinds: text
                 .and_then(|t| t.document_symbol.as_ref())
+                .and_then(|s| s.symbol_kind.as_ref())
+                .and_then(|k| k.value_set.clone()),
+            workspace_symbol_kinds: workspace
+                .and_then(|w| w.symbol.as_ref())
                 .and_then(|s| s.symbol_kind.as_ref())
                 .and_then(|k| k.value_set.clone()),
             work_done_progress: caps
@@ -120,24 +131,16 @@ impl ClientCaps {
         }
     }
 
-    /// `kind`, or the nearest kind of the initial set when the client does
-    /// not know it.
+    /// `kind` for a document symbol, or the nearest kind of the initial set
+    /// when the client does not know it.
     pub(crate) fn symbol_kind(&self, kind: SymbolKind) -> SymbolKind {
-        let known = match &self.symbol_kinds {
-            Some(set) => set.contains(&kind),
-            None => {
-                number(serde_json::to_value(kind))
-                    <= number(serde_json::to_value(SymbolKind::ARRAY))
-            }
-        };
-        match (known, kind) {
-            (true, _) => kind,
-            (false, SymbolKind::STRUCT) => SymbolKind::CLASS,
-            (false, SymbolKind::EVENT) => SymbolKind::NAMESPACE,
-            (false, _) => SymbolKind::VARIABLE,
-        }
+        known_symbol_kind(&self.symbol_kinds, kind)
     }
 
+    /// The same for a workspace symbol.
+    pub(crate) fn workspace_symbol_kind(&self, kind: SymbolKind) -> SymbolKind {
+        known_symbol_kind(&self.workspace_symbol_kinds, kind)
+    }
     /// A hover's text in a format the client renders.
     pub(crate) fn hover_contents(&self, markdown: String) -> HoverContents {
         HoverContents::Markup(MarkupContent {
@@ -148,6 +151,22 @@ impl ClientCaps {
             },
             value: markdown,
         })
+    }
+}
+
+/// `kind`, if in the client's `set`, else the nearest kind of the initial set.
+fn known_symbol_kind(set: &Option<Vec<SymbolKind>>, kind: SymbolKind) -> SymbolKind {
+    let known = match set {
+        Some(set) => set.contains(&kind),
+        None => {
+            number(serde_json::to_value(kind)) <= number(serde_json::to_value(SymbolKind::ARRAY))
+        }
+    };
+    match (known, kind) {
+        (true, _) => kind,
+        (false, SymbolKind::STRUCT) => SymbolKind::CLASS,
+        (false, SymbolKind::EVENT) => SymbolKind::NAMESPACE,
+        (false, _) => SymbolKind::VARIABLE,
     }
 }
 
@@ -191,6 +210,12 @@ pub(crate) fn server_capabilities(encoding: PositionEncodingKind) -> ServerCapab
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(vec![":".into(), " ".into(), "{".into(), "-".into()]),
             ..CompletionOptions::default()
+        }),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
+        document_link_provider: Some(DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: WorkDoneProgressOptions::default(),
         }),
         rename_provider: Some(OneOf::Right(RenameOptions {
             prepare_provider: Some(true),

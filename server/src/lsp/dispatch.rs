@@ -178,6 +178,33 @@ impl LanguageServer for Backend {
         request("textDocument/hover", request::hover(self, params)).await
     }
 
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        request(
+            "textDocument/foldingRange",
+            request::folding_range(self, params),
+        )
+        .await
+    }
+
+    async fn selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        request(
+            "textDocument/selectionRange",
+            request::selection_range(self, params),
+        )
+        .await
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        request(
+            "textDocument/documentLink",
+            request::document_link(self, params),
+        )
+        .await
+    }
+
     async fn execute_command(
         &self,
         params: ExecuteCommandParams,

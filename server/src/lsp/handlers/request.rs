@@ -88,7 +88,7 @@ pub(crate) async fn symbol(
             #[allow(deprecated)] // `deprecated` is a required field of the type
             symbols.push(SymbolInformation {
                 name: d.name.text.clone(),
-                kind: client.symbol_kind(symbol_kind(d.kind)),
+                kind: client.workspace_symbol_kind(symbol_kind(d.kind)),
                 tags: None,
                 deprecated: None,
                 location: Location::new(uri, to_range(analysis, d.name.file, d.name.range, unit)),
@@ -313,7 +313,7 @@ pub(crate) async fn code_action(
                     kind: Some(CodeActionKind::QUICKFIX),
                     diagnostics: Some(vec![diagnostic.clone()]),
                     edit: Some(workspace_edit(&fix.edits)),
-                    is_preferred: Some(i == 0 && safe),
+                    is_preferred: client.preferred_actions.then_some(i == 0 && safe),
                     ..CodeAction::default()
                 }));
             }
@@ -507,4 +507,86 @@ pub(crate) async fn hover(backend: &Backend, params: HoverParams) -> Result<Opti
             range: Some(to_range(&analysis, file, range, unit)),
         }),
     )
+}
+
+/// Folds of agents, rules, sections and block scalars (`ide::folding_ranges`).
+pub(crate) async fn folding_range(
+    backend: &Backend,
+    params: FoldingRangeParams,
+) -> Result<Option<Vec<FoldingRange>>> {
+    let Some((analysis, file, _, _)) = backend
+        .locate(&params.text_document.uri, Position::new(0, 0))
+        .await
+    else {
+        return Ok(None);
+    };
+    let folds = guarded("foldingRange", || ide::folding_ranges(&analysis, file))?
+        .into_iter()
+        .map(|fold| FoldingRange {
+            start_line: fold.start_line,
+            end_line: fold.end_line,
+            ..FoldingRange::default()
+        })
+        .collect();
+    Ok(Some(folds))
+}
+
+/// For each position, the ranges around it from the innermost out
+/// (`ide::selection_ranges`), as the protocol's parent chain.
+pub(crate) async fn selection_range(
+    backend: &Backend,
+    params: SelectionRangeParams,
+) -> Result<Option<Vec<SelectionRange>>> {
+    let mut answers = Vec::with_capacity(params.positions.len());
+    for position in params.positions {
+        let Some((analysis, file, offset, unit)) =
+            backend.locate(&params.text_document.uri, position).await
+        else {
+            return Ok(None);
+        };
+        let ranges = guarded("selectionRange", || {
+            ide::selection_ranges(&analysis, file, offset)
+        })?;
+        // Built from the outside in: each range's parent is the next larger.
+        let mut chain: Option<SelectionRange> = None;
+        for range in ranges.into_iter().rev() {
+            chain = Some(SelectionRange {
+                range: to_range(&analysis, file, range, unit),
+                parent: chain.map(Box::new),
+            });
+        }
+        // The protocol wants one answer per position: the position itself
+        // when nothing surrounds it.
+        answers.push(chain.unwrap_or(SelectionRange {
+            range: Range::new(position, position),
+            parent: None,
+        }));
+    }
+    Ok(Some(answers))
+}
+
+/// `file:` values of tools, lifecycle tools and middleware, linked to the
+/// Python file each resolves to (`ide::document_links`).
+pub(crate) async fn document_link(
+    backend: &Backend,
+    params: DocumentLinkParams,
+) -> Result<Option<Vec<DocumentLink>>> {
+    let Some((analysis, file, _, unit)) = backend
+        .locate(&params.text_document.uri, Position::new(0, 0))
+        .await
+    else {
+        return Ok(None);
+    };
+    let links = guarded("documentLink", || ide::document_links(&analysis, file))?
+        .into_iter()
+        .filter_map(|link| {
+            Some(DocumentLink {
+                range: to_range(&analysis, file, link.range, unit),
+                target: Some(file_uri(&analysis, link.target)?),
+                tooltip: None,
+                data: None,
+            })
+        })
+        .collect();
+    Ok(Some(links))
 }
