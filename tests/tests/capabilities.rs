@@ -360,18 +360,22 @@ fn sample_lines(text: &str, most: usize) -> Vec<(u32, u32, u32)> {
         .collect()
 }
 
-async fn request(
-    client: &mut Client,
-    session: &mut Session,
-    caps: &Value,
-    method: &str,
-    params: Value,
-) -> Value {
-    let answer = client.request_raw(method, params).await;
-    session
-        .wrong
-        .extend(unsupported_answer(caps, method, &answer));
-    answer
+/// A session under way: the client, what it found, what it declared.
+struct Script<'a> {
+    client: Client,
+    found: Session,
+    caps: &'a Value,
+}
+
+impl Script<'_> {
+    /// Sends a request; its answer is checked against the capabilities.
+    async fn ask(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.client.request_raw(method, params).await;
+        self.found
+            .wrong
+            .extend(unsupported_answer(self.caps, method, &answer));
+        answer
+    }
 }
 
 /// The scripted session: open every YAML file of `bundle` (in a workflows
@@ -391,7 +395,11 @@ async fn session(
     }))
     .await;
     client.seen = Some(Vec::new());
-    let mut found = Session::default();
+    let mut script = Script {
+        client,
+        found: Session::default(),
+        caps,
+    };
     let encoding = &init["capabilities"]["positionEncoding"];
     if !listed(
         caps,
@@ -399,27 +407,21 @@ async fn session(
         encoding,
         encoding == "utf-16",
     ) {
-        found
+        script
+            .found
             .wrong
             .push(format!("position encoding {encoding} not offered"));
     }
     for (i, (path, text)) in texts.iter().enumerate() {
-        client.open(&uri(path), 1, text).await;
+        script.client.open(&uri(path), 1, text).await;
         if i + 1 == texts.len() {
-            client.diagnostics(&uri(path), Some(1)).await;
+            script.client.diagnostics(&uri(path), Some(1)).await;
         }
     }
     for (path, text) in texts {
         let file = json!({"uri": uri(path)});
         for method in ["textDocument/documentSymbol", "textDocument/codeLens"] {
-            request(
-                &mut client,
-                &mut found,
-                caps,
-                method,
-                json!({"textDocument": file}),
-            )
-            .await;
+            script.ask(method, json!({"textDocument": file})).await;
         }
         // What a client asks only when it declares the feature.
         for (feature, method) in [
@@ -427,14 +429,7 @@ async fn session(
             ("documentLink", "textDocument/documentLink"),
         ] {
             if at(caps, &format!("textDocument/{feature}")).is_object() {
-                request(
-                    &mut client,
-                    &mut found,
-                    caps,
-                    method,
-                    json!({"textDocument": file}),
-                )
-                .await;
+                script.ask(method, json!({"textDocument": file})).await;
             }
         }
         if at(caps, "textDocument/selectionRange").is_object() {
@@ -442,105 +437,75 @@ async fn session(
                 .into_iter()
                 .map(|(line, _, value)| json!({"line": line, "character": value}))
                 .collect();
-            request(
-                &mut client,
-                &mut found,
-                caps,
-                "textDocument/selectionRange",
-                json!({"textDocument": file, "positions": positions}),
-            )
-            .await;
+            script
+                .ask(
+                    "textDocument/selectionRange",
+                    json!({"textDocument": file, "positions": positions}),
+                )
+                .await;
         }
         let end = json!({"line": text.lines().count(), "character": 0});
         let whole = json!({"start": {"line": 0, "character": 0}, "end": end});
-        request(
-            &mut client,
-            &mut found,
-            caps,
-            "textDocument/inlayHint",
-            json!({"textDocument": file, "range": whole}),
-        )
-        .await;
-        request(
-            &mut client,
-            &mut found,
-            caps,
-            "textDocument/codeAction",
-            json!({"textDocument": file, "range": whole, "context": {"diagnostics": []}}),
-        )
-        .await;
+        script
+            .ask(
+                "textDocument/inlayHint",
+                json!({"textDocument": file, "range": whole}),
+            )
+            .await;
+        script
+            .ask(
+                "textDocument/codeAction",
+                json!({"textDocument": file, "range": whole, "context": {"diagnostics": []}}),
+            )
+            .await;
         for (line, key, value) in sample_lines(text, 8) {
             for character in [key, value] {
                 let at = json!({"textDocument": file, "position": {"line": line, "character": character}});
-                let hover = request(
-                    &mut client,
-                    &mut found,
-                    caps,
-                    "textDocument/hover",
-                    at.clone(),
-                )
-                .await;
-                found.hovers += usize::from(hover["result"].is_object());
+                let hover = script.ask("textDocument/hover", at.clone()).await;
+                script.found.hovers += usize::from(hover["result"].is_object());
                 for method in [
                     "textDocument/definition",
                     "textDocument/documentHighlight",
                     "textDocument/completion",
                 ] {
-                    request(&mut client, &mut found, caps, method, at.clone()).await;
+                    script.ask(method, at.clone()).await;
                 }
                 let mut references = at.clone();
                 references["context"] = json!({"includeDeclaration": true});
-                request(
-                    &mut client,
-                    &mut found,
-                    caps,
-                    "textDocument/references",
-                    references,
-                )
-                .await;
+                script.ask("textDocument/references", references).await;
                 if declared(caps, "textDocument/rename/prepareSupport") {
-                    request(
-                        &mut client,
-                        &mut found,
-                        caps,
-                        "textDocument/prepareRename",
-                        at.clone(),
-                    )
-                    .await;
+                    script.ask("textDocument/prepareRename", at.clone()).await;
                 }
             }
         }
     }
-    request(
-        &mut client,
-        &mut found,
-        caps,
-        "workspace/symbol",
-        json!({"query": ""}),
-    )
-    .await;
+    script.ask("workspace/symbol", json!({"query": ""})).await;
     // Edit, save, a watched file changed (the coverage `mzk test` writes).
     let (first, _) = &texts[0];
-    client
+    script
+        .client
         .notify("textDocument/didChange", json!({"textDocument": {"uri": uri(first), "version": 2},
             "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "# edited\n"}]}))
         .await;
-    client.diagnostics(&uri(first), Some(2)).await;
-    client
+    script.client.diagnostics(&uri(first), Some(2)).await;
+    script
+        .client
         .notify(
             "textDocument/didSave",
             json!({"textDocument": {"uri": uri(first)}}),
         )
         .await;
     let coverage = bundle.join(".mzk/coverage.json");
-    client
+    script
+        .client
         .notify(
             "workspace/didChangeWatchedFiles",
             json!({"changes": [{"uri": uri(&coverage), "type": 1}]}),
         )
         .await;
     for (path, _) in texts {
-        client
+        script
+            .client
             .notify(
                 "textDocument/didClose",
                 json!({"textDocument": {"uri": uri(path)}}),
@@ -548,21 +513,17 @@ async fn session(
             .await;
     }
     // A last request answered means every message before it was handled.
-    request(
-        &mut client,
-        &mut found,
-        caps,
-        "workspace/symbol",
-        json!({"query": "x"}),
-    )
-    .await;
-    let seen = client.seen.take().unwrap_or_default();
+    script.ask("workspace/symbol", json!({"query": "x"})).await;
+    let seen = script.client.seen.take().unwrap_or_default();
     for message in &seen {
         if message.get("method").is_some() {
-            found.wrong.extend(unsupported_message(caps, message));
+            script
+                .found
+                .wrong
+                .extend(unsupported_message(caps, message));
         }
         if message["method"] == "textDocument/publishDiagnostics" {
-            found.diagnostics.extend(
+            script.found.diagnostics.extend(
                 message["params"]["diagnostics"]
                     .as_array()
                     .cloned()
@@ -570,6 +531,7 @@ async fn session(
             );
         }
     }
+    let Script { client, found, .. } = script;
     client.stop(server).await;
     found
 }

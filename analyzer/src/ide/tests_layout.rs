@@ -11,6 +11,13 @@ const INDENTED: &str = "transition_rules:\n  - source_agent: user\n    target_ag
 const SAME_COLUMN: &str = "# rules\ntransition_rules:\n- source_agent: user\n  target_agent: IntakeAgent\n  transition_type: after_turn\n\n- source_agent: IntakeAgent\n  target_agent: terminate\n  transition_type: after_turn\n  termination_reason: workflow_complete\n";
 const FLOW: &str = "transition_rules:\n  - {source_agent: user, target_agent: IntakeAgent,\n     transition_type: after_turn}\n  - {source_agent: IntakeAgent, target_agent: terminate,\n     transition_type: after_turn, termination_reason: workflow_complete}\n";
 
+/// Each layout with its name, for the messages.
+const LAYOUTS: [(&str, &str); 3] = [
+    ("indented", INDENTED),
+    ("same column", SAME_COLUMN),
+    ("flow", FLOW),
+];
+
 fn with_graph(text: &str) -> Analysis {
     let mut fs: MemoryFs = support_desk_fs();
     fs.insert("/w/SupportDesk/transition_graph.yaml", text);
@@ -24,11 +31,7 @@ fn line_of(text: &str, needle: &str, nth: usize) -> u32 {
 
 #[test]
 fn rules_and_the_list_fold_in_every_layout() {
-    for (layout, text) in [
-        ("indented", INDENTED),
-        ("same column", SAME_COLUMN),
-        ("flow", FLOW),
-    ] {
+    for (layout, text) in LAYOUTS {
         let analysis = with_graph(text);
         let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
         let folds = folding_ranges(&analysis, graph.id);
@@ -91,11 +94,7 @@ fn agents_sections_and_block_scalars_fold_on_the_example() {
 
 #[test]
 fn selection_grows_from_key_to_entry_to_list_to_file() {
-    for (layout, text) in [
-        ("indented", INDENTED),
-        ("same column", SAME_COLUMN),
-        ("flow", FLOW),
-    ] {
+    for (layout, text) in LAYOUTS {
         let analysis = with_graph(text);
         let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
         let at = text.find("target_agent: terminate").unwrap() as u32 + 2;
