@@ -312,6 +312,14 @@ fn unsupported_answer(caps: &Value, method: &str, answer: &Value) -> Vec<String>
                 );
             }
         }
+        "textDocument/diagnostic" => {
+            // The pulled items obey what pushed ones do.
+            let pushed = json!({"method": "textDocument/publishDiagnostics",
+                                "params": {"diagnostics": result["items"].clone()}});
+            for what in unsupported_message(caps, &pushed) {
+                require(false, what);
+            }
+        }
         "textDocument/codeAction" => {
             let literals = at(caps, "textDocument/codeAction/codeActionLiteralSupport").is_object();
             for action in result.as_array().into_iter().flatten() {
@@ -480,6 +488,26 @@ async fn session(
         }
     }
     script.ask("workspace/symbol", json!({"query": ""})).await;
+    // A client that pulls diagnostics asks for each open file; asked again
+    // with the result id, nothing changed.
+    let pulls = at(caps, "textDocument/diagnostic").is_object();
+    if pulls {
+        for (path, _) in texts {
+            let params = json!({"textDocument": {"uri": uri(path)}});
+            let report = script.ask("textDocument/diagnostic", params.clone()).await;
+            let items = report["result"]["items"].as_array().cloned();
+            script.found.diagnostics.extend(items.unwrap_or_default());
+            let mut again = params;
+            again["previousResultId"] = report["result"]["resultId"].clone();
+            let second = script.ask("textDocument/diagnostic", again).await;
+            if second["result"]["kind"] != "unchanged" {
+                script
+                    .found
+                    .wrong
+                    .push(format!("a second pull changed: {second}"));
+            }
+        }
+    }
     // Edit, save, a watched file changed (the coverage `mzk test` writes).
     let (first, _) = &texts[0];
     script
@@ -503,6 +531,7 @@ async fn session(
             json!({"changes": [{"uri": uri(&coverage), "type": 1}]}),
         )
         .await;
+    let closing = script.client.seen.as_ref().map_or(0, Vec::len);
     for (path, _) in texts {
         script
             .client
@@ -515,6 +544,22 @@ async fn session(
     // A last request answered means every message before it was handled.
     script.ask("workspace/symbol", json!({"query": "x"})).await;
     let seen = script.client.seen.take().unwrap_or_default();
+    // While the files are open, a client that pulls gets no pushed
+    // findings for them: it would show both.
+    let open: Vec<String> = texts.iter().map(|(p, _)| uri(p)).collect();
+    for message in seen.iter().take(closing) {
+        let pushed = message["method"] == "textDocument/publishDiagnostics"
+            && open.iter().any(|u| message["params"]["uri"] == u.as_str())
+            && message["params"]["diagnostics"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty());
+        if pulls && pushed {
+            script
+                .found
+                .wrong
+                .push(format!("pushed to a client that pulls: {message}"));
+        }
+    }
     for message in &seen {
         if message.get("method").is_some() {
             script

@@ -1677,3 +1677,74 @@ async fn folding_selection_ranges_and_document_links() {
     }
     client.stop(server).await;
 }
+
+/// A client that pulls diagnostics (LSP 3.17 `textDocument/diagnostic`):
+/// the open file's findings are answered, with a result id that makes an
+/// unchanged report cheap, and reflect an edit as soon as it is asked after
+/// it; pushed findings for the open file stay empty (no double display).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pulled_diagnostics_with_result_ids() {
+    let dir = bundle_copy("lsp", "SupportDesk", "pull");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let broken = mzk_tests::misspelt_target(&std::fs::read_to_string(&graph).unwrap());
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"textDocument": {"diagnostic": {"dynamicRegistration": false}}}}))
+    .await;
+    assert_eq!(
+        init["capabilities"]["diagnosticProvider"]["interFileDependencies"],
+        true
+    );
+    client.open(&graph_uri, 1, &broken).await;
+    let pushed = client.diagnostics(&graph_uri, Some(1)).await;
+    assert!(
+        pushed.is_empty(),
+        "pushed to a client that pulls: {pushed:?}"
+    );
+    let pull =
+        |previous: Value| json!({"textDocument": {"uri": graph_uri}, "previousResultId": previous});
+    let first = client
+        .request("textDocument/diagnostic", pull(Value::Null))
+        .await;
+    assert_eq!(first["kind"], "full");
+    assert!(
+        first["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["code"] == "MZ201"),
+        "{first}"
+    );
+    let again = client
+        .request("textDocument/diagnostic", pull(first["resultId"].clone()))
+        .await;
+    assert_eq!(
+        again,
+        json!({"kind": "unchanged", "resultId": first["resultId"]})
+    );
+    // Fix the typo and ask at once: the answer waits for the edit's analysis.
+    let line = broken
+        .lines()
+        .position(|l| l.contains("ClasifierAgent"))
+        .unwrap();
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": graph_uri, "version": 2},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": 22}, "end": {"line": line, "character": 22}}, "text": "s"}]}),
+        )
+        .await;
+    let fixed = client
+        .request("textDocument/diagnostic", pull(first["resultId"].clone()))
+        .await;
+    assert_eq!(fixed["kind"], "full", "{fixed}");
+    assert!(
+        fixed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["code"] != "MZ201"),
+        "{fixed}"
+    );
+    client.stop(server).await;
+}

@@ -37,6 +37,11 @@ pub(crate) struct ClientCaps {
     /// workspace symbols; `None`: the initial set (File to Array).
     pub(crate) symbol_kinds: Option<Vec<SymbolKind>>,
     pub(crate) workspace_symbol_kinds: Option<Vec<SymbolKind>>,
+    /// The client pulls diagnostics (`textDocument/diagnostic`): open files'
+    /// diagnostics are answered, not pushed (the client would show both).
+    pub(crate) pull_diagnostics: bool,
+    /// The client pulls again when told (`workspace/diagnostic/refresh`).
+    pub(crate) diagnostic_refresh: bool,
     /// The client shows `$/progress` the server creates.
     pub(crate) work_done_progress: bool,
 }
@@ -104,6 +109,11 @@ impl ClientCaps {
                 .and_then(|w| w.symbol.as_ref())
                 .and_then(|s| s.symbol_kind.as_ref())
                 .and_then(|k| k.value_set.clone()),
+            pull_diagnostics: text.is_some_and(|t| t.diagnostic.is_some()),
+            diagnostic_refresh: workspace
+                .and_then(|w| w.diagnostics.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
             work_done_progress: caps
                 .window
                 .as_ref()
@@ -175,9 +185,26 @@ fn number(kind: serde_json::Result<serde_json::Value>) -> i64 {
     kind.ok().and_then(|n| n.as_i64()).unwrap_or(i64::MAX)
 }
 
-/// What the server offers.
-pub(crate) fn server_capabilities(encoding: PositionEncodingKind) -> ServerCapabilities {
+/// The identifier of mzk's pulled diagnostics.
+pub(crate) const DIAGNOSTIC_IDENTIFIER: &str = "mzk";
+
+/// What the server offers to a client with `client`'s capabilities.
+pub(crate) fn server_capabilities(
+    encoding: PositionEncodingKind,
+    client: &ClientCaps,
+) -> ServerCapabilities {
     ServerCapabilities {
+        // Offered only to clients that pull: the others get every file's
+        // diagnostics pushed.
+        diagnostic_provider: client.pull_diagnostics.then(|| {
+            DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                identifier: Some(DIAGNOSTIC_IDENTIFIER.into()),
+                // An edit in agents.yaml changes transition_graph.yaml's findings.
+                inter_file_dependencies: true,
+                workspace_diagnostics: false,
+                work_done_progress_options: WorkDoneProgressOptions::default(),
+            })
+        }),
         position_encoding: Some(encoding),
         text_document_sync: Some(TextDocumentSyncCapability::Kind(
             TextDocumentSyncKind::INCREMENTAL,

@@ -205,6 +205,13 @@ impl LanguageServer for Backend {
         .await
     }
 
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        request("textDocument/diagnostic", request::diagnostic(self, params)).await
+    }
+
     async fn execute_command(
         &self,
         params: ExecuteCommandParams,
@@ -365,7 +372,8 @@ mod notification_panics {
         .await;
         let mut logged = None;
         let mut answered = None;
-        while answered.is_none() {
+        // The log and the answer may come in either order.
+        while answered.is_none() || logged.is_none() {
             let Ok(Some(message)) =
                 tokio::time::timeout(std::time::Duration::from_secs(20), receive(&mut reader))
                     .await

@@ -138,13 +138,12 @@ impl Backend {
             .entry(root_of(&bundle).to_path_buf())
             .or_insert(shared);
         let analysis = Arc::new(analysis);
-        let (unit, related, versions, previous) = {
+        let (unit, related, versions, previous, pull, refresh) = {
             let mut state = self.state.lock().await;
             if state.generations.get(&bundle) != Some(&generation) {
                 return; // stale: a newer change is being analysed
             }
             state.analyses.insert(bundle.clone(), analysis.clone());
-            self.analysed.notify_waiters();
             // Open files read to their end become their last readable text.
             for file in &analysis.bundle.files {
                 if file.kind.is_none() || analysis.incomplete.contains(&file.id) {
@@ -162,14 +161,24 @@ impl Backend {
                 .iter()
                 .map(|(p, d)| (p.clone(), d.version))
                 .collect();
+            state.analysed_versions.extend(
+                versions
+                    .iter()
+                    .filter(|(p, _)| p.starts_with(&bundle))
+                    .map(|(p, v)| (p.clone(), *v)),
+            );
             let previous = state.published.remove(&bundle).unwrap_or_default();
             (
                 state.unit(),
                 state.client.related_information,
                 versions,
                 previous,
+                state.client.pull_diagnostics,
+                state.client.diagnostic_refresh,
             )
         };
+        // Told after the state holds the analysis and its versions.
+        self.analysed.notify_waiters();
         let mut now: HashSet<Uri> = HashSet::new();
         let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::new();
         for d in &analysis.diagnostics {
@@ -183,7 +192,12 @@ impl Backend {
                 continue;
             };
             let path = normalize(&analysis.bundle.dir.join(&file.relative));
-            let diagnostics = per_file.remove(&file.id).unwrap_or_default();
+            let mut diagnostics = per_file.remove(&file.id).unwrap_or_default();
+            // A client that pulls asks for open files itself; pushed
+            // diagnostics beside its pulled ones would show twice.
+            if pull && versions.contains_key(&path) {
+                diagnostics.clear();
+            }
             self.client
                 .publish_diagnostics(uri.clone(), diagnostics, versions.get(&path).copied())
                 .await;
@@ -195,6 +209,36 @@ impl Backend {
                 .await;
         }
         self.state.lock().await.published.insert(bundle, now);
+        if pull && refresh {
+            // Open files of the bundle may have other findings now (an edit
+            // in one file changes another's): the client pulls them again.
+            // Not awaited: a client slow to answer must not hold the analysis.
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.workspace_diagnostic_refresh().await;
+            });
+        }
+    }
+
+    /// Waits (a bounded time) until an analysis has read the current text of
+    /// the open document at `path`; at once for a file that is not open.
+    pub(crate) async fn wait_for_current_analysis(&self, path: &Path) {
+        let deadline = tokio::time::Instant::now() + FIRST_ANALYSIS_WAIT;
+        loop {
+            let kept = self.analysed.notified();
+            {
+                let state = self.state.lock().await;
+                let Some(document) = state.documents.get(path) else {
+                    return;
+                };
+                if state.analysed_versions.get(path) == Some(&document.version) {
+                    return;
+                }
+            }
+            if tokio::time::timeout_at(deadline, kept).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// An open document changed (opened, edited, closed): its bundle is

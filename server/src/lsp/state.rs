@@ -34,6 +34,9 @@ pub(crate) struct State {
     pub(crate) published: HashMap<PathBuf, HashSet<Uri>>,
     /// The workspace folders, whose bundles are analysed without being opened.
     pub(crate) roots: Vec<PathBuf>,
+    /// The version of each open document the kept analyses read (what a
+    /// pulled report must wait for).
+    pub(crate) analysed_versions: HashMap<PathBuf, i32>,
     /// What the client supports (see `caps.rs`).
     pub(crate) client: ClientCaps,
     /// Per bundle, the per-file work of its last analyses (see `FileCache`).

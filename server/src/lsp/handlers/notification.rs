@@ -216,6 +216,7 @@ pub(crate) async fn did_close(backend: &Backend, params: DidCloseTextDocumentPar
         let mut state = backend.state.lock().await;
         state.documents.remove(&path);
         state.last_readable.remove(&path);
+        state.analysed_versions.remove(&path);
     }
     // The file is read from disk again from now on.
     backend.document_changed(&path).await;

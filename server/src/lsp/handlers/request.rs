@@ -27,6 +27,7 @@ pub(crate) async fn initialize(
         tokio::spawn(crate::lsp::main_loop::exit_with_parent(pid));
     }
     let (client, encoding) = ClientCaps::read(&params.capabilities);
+    let capabilities = server_capabilities(encoding, &client);
     *backend.runs.settings.lock().await = runs::RunSettings::from_initialization(
         params.initialization_options.as_ref(),
         client.work_done_progress,
@@ -49,7 +50,7 @@ pub(crate) async fn initialize(
         state.roots = roots;
     }
     Ok(InitializeResult {
-        capabilities: server_capabilities(encoding),
+        capabilities,
         server_info: Some(ServerInfo {
             name: "mzk".into(),
             version: Some(env!("MZK_VERSION").into()),
@@ -589,4 +590,60 @@ pub(crate) async fn document_link(
         })
         .collect();
     Ok(Some(links))
+}
+
+/// Pulled diagnostics of one file: those of the analysis that holds the
+/// document's current text, with a result id (a digest of the report) so an
+/// unchanged report costs the client nothing.
+pub(crate) async fn diagnostic(
+    backend: &Backend,
+    params: DocumentDiagnosticParams,
+) -> Result<DocumentDiagnosticReportResult> {
+    let uri = params.text_document.uri;
+    let unchanged_or_empty = |items: Vec<Diagnostic>| {
+        let result_id = report_id(&items);
+        let report = match params.previous_result_id.as_deref() == Some(result_id.as_str()) {
+            true => DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                related_documents: None,
+                unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                    result_id,
+                },
+            }),
+            false => DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: Some(result_id),
+                    items,
+                },
+            }),
+        };
+        DocumentDiagnosticReportResult::Report(report)
+    };
+    let Some(path) = path_of(&uri) else {
+        return Ok(unchanged_or_empty(Vec::new()));
+    };
+    backend.wait_for_current_analysis(&path).await;
+    let Some((analysis, file, _, unit)) = backend.locate(&uri, Position::new(0, 0)).await else {
+        return Ok(unchanged_or_empty(Vec::new()));
+    };
+    let related = backend.state.lock().await.client.related_information;
+    let items = guarded("diagnostic", || {
+        analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.file == file)
+            .map(|d| to_lsp_diagnostic(&analysis, d, unit, related))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(unchanged_or_empty(items))
+}
+
+/// A digest of a report: equal reports, equal ids.
+fn report_id(items: &[Diagnostic]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(items)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
