@@ -440,6 +440,26 @@ async fn session(
                 script.ask(method, json!({"textDocument": file})).await;
             }
         }
+        let tokens = "textDocument/semanticTokens";
+        if listed(
+            caps,
+            &format!("{tokens}/formats"),
+            &json!("relative"),
+            false,
+        ) {
+            let answer = script
+                .ask(&format!("{tokens}/full"), json!({"textDocument": file}))
+                .await;
+            let whole = answer["result"]["data"]
+                .as_array()
+                .is_some_and(|data| data.len() % 5 == 0);
+            if !whole {
+                script
+                    .found
+                    .wrong
+                    .push(format!("semantic tokens: {answer}"));
+            }
+        }
         if at(caps, "textDocument/selectionRange").is_object() {
             let positions: Vec<Value> = sample_lines(text, 8)
                 .into_iter()

@@ -1748,3 +1748,56 @@ async fn pulled_diagnostics_with_result_ids() {
     );
     client.stop(server).await;
 }
+
+/// Semantic tokens over the protocol: offered to a client that asks for the
+/// relative format, decoded back to names and their legend types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_tokens_of_the_transition_graph() {
+    let dir = bundle_copy("lsp", "SupportDesk", "semantic");
+    let graph = dir.join("transition_graph.yaml");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+            "textDocument": {"semanticTokens": {"formats": ["relative"], "tokenTypes": [], "tokenModifiers": [],
+                "requests": {"full": true}}}}}))
+    .await;
+    let legend = init["capabilities"]["semanticTokensProvider"]["legend"]["tokenTypes"].clone();
+    client.open(&uri(&graph), 1, &text).await;
+    client.diagnostics(&uri(&graph), Some(1)).await;
+    let tokens = client
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri(&graph)}}),
+        )
+        .await;
+    let data: Vec<u64> = tokens["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(data.len() % 5, 0);
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut line, mut start) = (0usize, 0usize);
+    let mut named = Vec::new();
+    for token in data.chunks(5) {
+        line += token[0] as usize;
+        start = if token[0] == 0 {
+            start + token[1] as usize
+        } else {
+            token[1] as usize
+        };
+        // SupportDesk's graph is ASCII: UTF-16 columns are byte columns.
+        let name = &lines[line][start..start + token[2] as usize];
+        named.push((
+            name.to_string(),
+            legend[token[3] as usize].as_str().unwrap().to_string(),
+        ));
+    }
+    let has = |name: &str, kind: &str| named.iter().any(|(n, k)| n == name && k == kind);
+    assert!(has("IntakeAgent", "class"), "{named:?}");
+    assert!(has("user", "keyword"), "{named:?}");
+    assert!(has("ticket_captured", "variable"), "{named:?}");
+    assert!(has("research_status", "variable"), "{named:?}");
+    client.stop(server).await;
+}

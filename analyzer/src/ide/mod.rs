@@ -1,6 +1,6 @@
 //! Editor features as plain data over an [`Analysis`]: definition, references,
-//! hover, outline, rename, completion, fixes, folding, selection ranges and
-//! document links. The language server only
+//! hover, outline, rename, completion, fixes, folding, selection ranges,
+//! document links and semantic tokens. The language server only
 //! converts these to protocol types. One module per feature; navigation lives
 //! here because the others build on it.
 
@@ -12,6 +12,7 @@ mod links;
 mod outline;
 mod rename;
 mod selection;
+mod semantic;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
@@ -25,6 +26,7 @@ pub use links::{document_links, Link};
 pub use outline::{code_lenses, document_symbols, Lens, LensAction, OutlineItem};
 pub use rename::{prepare_rename, rename};
 pub use selection::selection_ranges;
+pub use semantic::{semantic_tokens, SemanticToken, TokenKind};
 
 use crate::analysis::Analysis;
 use crate::diagnostics::FileId;

@@ -200,3 +200,55 @@ fn tool_lifecycle_and_middleware_files_link_to_their_python() {
     assert_eq!(links.len(), 1, "{links:?}");
     assert!(relative(links[0].target).ends_with("reply_context.py"));
 }
+
+#[test]
+fn semantic_tokens_name_agents_reserved_words_and_variables() {
+    let with_expression = "transition_rules:\n- source_agent: user\n  target_agent: IntakeAgent\n  transition_type: after_turn\n- source_agent: IntakeAgent\n  target_agent: terminate\n  transition_type: condition\n  condition_type: context_expression\n  context_expression: ${ticket_captured} == True\n  termination_reason: workflow_complete\n";
+    for (layout, text) in LAYOUTS.into_iter().chain([("expression", with_expression)]) {
+        let analysis = with_graph(text);
+        let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
+        let tokens = semantic_tokens(&analysis, graph.id);
+        let named: Vec<(&str, TokenKind)> = tokens
+            .iter()
+            .map(|t| (&text[t.range.start as usize..t.range.end as usize], t.kind))
+            .collect();
+        assert!(
+            named.contains(&("user", TokenKind::Reserved)),
+            "{layout}: {named:?}"
+        );
+        assert!(
+            named.contains(&("terminate", TokenKind::Reserved)),
+            "{layout}: {named:?}"
+        );
+        assert_eq!(
+            named
+                .iter()
+                .filter(|n| **n == ("IntakeAgent", TokenKind::Agent))
+                .count(),
+            2,
+            "{layout}: {named:?}"
+        );
+        if layout == "expression" {
+            assert!(
+                named.contains(&("ticket_captured", TokenKind::Variable)),
+                "{named:?}"
+            );
+        }
+        assert!(
+            tokens
+                .windows(2)
+                .all(|w| w[0].range.end <= w[1].range.start),
+            "{layout}: sorted, no overlap"
+        );
+    }
+    // Declarations carry the modifier.
+    let analysis = analyze_bundle(&support_desk_fs(), Path::new("/w/SupportDesk"));
+    let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+    let intake = agents.text.find("IntakeAgent").unwrap() as u32;
+    let tokens = semantic_tokens(&analysis, agents.id);
+    let declared = tokens.iter().find(|t| t.range.start == intake).unwrap();
+    assert_eq!(
+        (declared.kind, declared.declaration),
+        (TokenKind::Agent, true)
+    );
+}

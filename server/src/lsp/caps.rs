@@ -42,6 +42,8 @@ pub(crate) struct ClientCaps {
     pub(crate) pull_diagnostics: bool,
     /// The client pulls again when told (`workspace/diagnostic/refresh`).
     pub(crate) diagnostic_refresh: bool,
+    /// The client asks for semantic tokens in the relative format.
+    pub(crate) semantic_tokens: bool,
     /// The client shows `$/progress` the server creates.
     pub(crate) work_done_progress: bool,
 }
@@ -114,6 +116,9 @@ impl ClientCaps {
                 .and_then(|w| w.diagnostics.as_ref())
                 .and_then(|d| d.refresh_support)
                 .unwrap_or(false),
+            semantic_tokens: text
+                .and_then(|t| t.semantic_tokens.as_ref())
+                .is_some_and(|s| s.formats.contains(&TokenFormat::RELATIVE)),
             work_done_progress: caps
                 .window
                 .as_ref()
@@ -185,6 +190,19 @@ fn number(kind: serde_json::Result<serde_json::Value>) -> i64 {
     kind.ok().and_then(|n| n.as_i64()).unwrap_or(i64::MAX)
 }
 
+/// The token types of `ide::TokenKind`, in the order of the legend.
+pub(crate) const TOKEN_TYPES: [SemanticTokenType; 9] = [
+    SemanticTokenType::CLASS,       // agent
+    SemanticTokenType::VARIABLE,    // context variable
+    SemanticTokenType::STRUCT,      // structured-output model
+    SemanticTokenType::PROPERTY,    // model field
+    SemanticTokenType::FUNCTION,    // tool, lifecycle tool, middleware, Python function
+    SemanticTokenType::EVENT,       // task batch
+    SemanticTokenType::INTERFACE,   // UI component
+    SemanticTokenType::ENUM_MEMBER, // writer id
+    SemanticTokenType::KEYWORD,     // user, terminate, all, primitive types
+];
+
 /// The identifier of mzk's pulled diagnostics.
 pub(crate) const DIAGNOSTIC_IDENTIFIER: &str = "mzk";
 
@@ -202,6 +220,17 @@ pub(crate) fn server_capabilities(
                 // An edit in agents.yaml changes transition_graph.yaml's findings.
                 inter_file_dependencies: true,
                 workspace_diagnostics: false,
+                work_done_progress_options: WorkDoneProgressOptions::default(),
+            })
+        }),
+        semantic_tokens_provider: client.semantic_tokens.then(|| {
+            SemanticTokensServerCapabilities::SemanticTokensOptions(SemanticTokensOptions {
+                legend: SemanticTokensLegend {
+                    token_types: TOKEN_TYPES.to_vec(),
+                    token_modifiers: vec![SemanticTokenModifier::DECLARATION],
+                },
+                full: Some(SemanticTokensFullOptions::Bool(true)),
+                range: None,
                 work_done_progress_options: WorkDoneProgressOptions::default(),
             })
         }),

@@ -212,6 +212,17 @@ impl LanguageServer for Backend {
         request("textDocument/diagnostic", request::diagnostic(self, params)).await
     }
 
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        request(
+            "textDocument/semanticTokens/full",
+            request::semantic_tokens_full(self, params),
+        )
+        .await
+    }
+
     async fn execute_command(
         &self,
         params: ExecuteCommandParams,

@@ -115,3 +115,50 @@ pub(crate) fn completion_kind(kind: mzk_analyzer::ide::CompletionKind) -> Comple
         K::Function => CompletionItemKind::FUNCTION,
     }
 }
+
+/// Semantic tokens in the protocol's relative encoding: each token's line
+/// and start as deltas from the previous one, lengths in the negotiated
+/// unit, the type as its index in `caps::TOKEN_TYPES`.
+pub(crate) fn semantic_tokens(
+    analysis: &Analysis,
+    file: FileId,
+    tokens: &[mzk_analyzer::ide::SemanticToken],
+    unit: ColumnUnit,
+) -> Vec<SemanticToken> {
+    use mzk_analyzer::ide::TokenKind as K;
+    let mut encoded = Vec::with_capacity(tokens.len());
+    let (mut line, mut start) = (0, 0);
+    for token in tokens {
+        let from = to_position(analysis, file, token.range.start, unit);
+        let to = to_position(analysis, file, token.range.end, unit);
+        if to.line != from.line || to.character <= from.character {
+            continue; // a token is one line, never empty
+        }
+        let token_type = match token.kind {
+            K::Agent => 0,
+            K::Variable => 1,
+            K::Model => 2,
+            K::ModelField => 3,
+            K::Function => 4,
+            K::Batch => 5,
+            K::UiComponent => 6,
+            K::WriterId => 7,
+            K::Reserved => 8,
+        };
+        let delta_line = from.line - line;
+        let delta_start = if delta_line == 0 {
+            from.character - start
+        } else {
+            from.character
+        };
+        encoded.push(SemanticToken {
+            delta_line,
+            delta_start,
+            length: to.character - from.character,
+            token_type,
+            token_modifiers_bitset: u32::from(token.declaration),
+        });
+        (line, start) = (from.line, from.character);
+    }
+    encoded
+}

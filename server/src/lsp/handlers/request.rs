@@ -647,3 +647,24 @@ fn report_id(items: &[Diagnostic]) -> String {
         .hash(&mut hasher);
     format!("{:016x}", hasher.finish())
 }
+
+/// Names in values by what they are (`ide::semantic_tokens`).
+pub(crate) async fn semantic_tokens_full(
+    backend: &Backend,
+    params: SemanticTokensParams,
+) -> Result<Option<SemanticTokensResult>> {
+    let Some((analysis, file, _, unit)) = backend
+        .locate(&params.text_document.uri, Position::new(0, 0))
+        .await
+    else {
+        return Ok(None);
+    };
+    let data = guarded("semanticTokens", || {
+        let tokens = ide::semantic_tokens(&analysis, file);
+        crate::lsp::to_proto::semantic_tokens(&analysis, file, &tokens, unit)
+    })?;
+    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+        result_id: None,
+        data,
+    })))
+}
