@@ -12,7 +12,7 @@ use tower_lsp_server::LanguageServer;
 
 #[cfg(test)]
 use super::handlers::notification::TEST_PANIC_FILE;
-use super::handlers::{command, notification, request};
+use super::handlers::{command, document, notification, request};
 use super::Backend;
 
 /// Runs an `ide` computation, turning a panic into an error response: one bad
@@ -181,7 +181,7 @@ impl LanguageServer for Backend {
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
         request(
             "textDocument/foldingRange",
-            request::folding_range(self, params),
+            document::folding_range(self, params),
         )
         .await
     }
@@ -192,7 +192,7 @@ impl LanguageServer for Backend {
     ) -> Result<Option<Vec<SelectionRange>>> {
         request(
             "textDocument/selectionRange",
-            request::selection_range(self, params),
+            document::selection_range(self, params),
         )
         .await
     }
@@ -200,7 +200,7 @@ impl LanguageServer for Backend {
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
         request(
             "textDocument/documentLink",
-            request::document_link(self, params),
+            document::document_link(self, params),
         )
         .await
     }
@@ -209,7 +209,11 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
-        request("textDocument/diagnostic", request::diagnostic(self, params)).await
+        request(
+            "textDocument/diagnostic",
+            document::diagnostic(self, params),
+        )
+        .await
     }
 
     async fn semantic_tokens_full(
@@ -218,7 +222,7 @@ impl LanguageServer for Backend {
     ) -> Result<Option<SemanticTokensResult>> {
         request(
             "textDocument/semanticTokens/full",
-            request::semantic_tokens_full(self, params),
+            document::semantic_tokens_full(self, params),
         )
         .await
     }

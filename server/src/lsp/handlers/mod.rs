@@ -2,5 +2,6 @@
 //! calls these, guarded against panics).
 
 pub(crate) mod command;
+pub(crate) mod document;
 pub(crate) mod notification;
 pub(crate) mod request;
