@@ -468,9 +468,6 @@ fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, b
     }
 }
 
-/// Folders searched for bundles skip these names.
-const SKIPPED_DIRS: &[&str] = &["node_modules", "target", "__pycache__", "venv", ".venv"];
-
 /// Finds bundle folders: `path` itself when it holds orchestrator.yaml, else
 /// every folder below it that does (sorted, symlinks not followed).
 pub fn discover_bundles(fs: &dyn FileSystem, path: &Path) -> Vec<PathBuf> {
@@ -495,7 +492,7 @@ fn walk(fs: &dyn FileSystem, dir: &Path, depth: usize, found: &mut Vec<PathBuf>)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if is_dir && !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) {
+        if is_dir && !crate::workspace::is_skipped_folder(&name) {
             walk(fs, &child, depth + 1, found);
         }
     }

@@ -20,6 +20,7 @@ pub mod schema;
 pub mod suppression;
 pub mod syntax;
 pub mod tokens;
+pub mod workspace;
 
 pub use analysis::{
     analyze_bundle, analyze_bundle_cached, analyze_bundle_with, analyze_bundles, discover_bundles,

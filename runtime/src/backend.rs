@@ -160,8 +160,12 @@ impl ScenarioBackend {
     /// The scripted model of a scenario file, with the synthetic model behind
     /// it when the scenario says `fallback: synthetic`.
     pub fn from_scenario(bundle: &Bundle, scenario: &crate::scenario::Scenario) -> ScenarioBackend {
-        let fallback = (scenario.fallback.as_deref() == Some("synthetic"))
-            .then(|| SyntheticBackend::new(bundle));
+        let fallback = (scenario
+            .fallback
+            .as_deref()
+            .map(crate::choice::BackendKind::parse)
+            == Some(Ok(crate::choice::BackendKind::Synthetic)))
+        .then(|| SyntheticBackend::new(bundle));
         ScenarioBackend::new(
             scenario.responses.clone(),
             scenario.task_responses.clone(),

@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod batches;
+pub mod choice;
 pub mod context;
 pub mod engine;
 pub mod events;

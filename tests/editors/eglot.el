@@ -2,7 +2,8 @@
 ;; Loads the shipped editors/emacs/mzk.el, opens TEST_FILE (which it must put
 ;; in `mzk-bundle-mode'), starts eglot the way `M-x eglot' does (from
 ;; `eglot-server-programs'), waits for its diagnostics, asks for a definition
-;; and completions, shuts the server down, and writes what it received to OUT.
+;; and completions and the folding ranges, shuts the server down, and writes
+;; what it received to OUT.
 ;; env: LSP_CMD, TEST_FILE, OUT, DEF_LINE/DEF_COL, COMP_LINE/COMP_COL (0-based),
 ;;      PLUGIN_EMACS (the editors/emacs folder), OTHER_YAML.
 (require 'eglot)
@@ -21,7 +22,7 @@
         :position (list :line (string-to-number line) :character (string-to-number col))))
 (let* ((deadline (+ (float-time) 30))
        (out (expand-file-name (getenv "OUT") mzk--cwd))
-       other-mode mode definition completion shutdown-error)
+       other-mode mode definition completion folds shutdown-error)
   (setq eglot-connect-timeout 30)
   (find-file (getenv "OTHER_YAML"))
   (setq other-mode major-mode)
@@ -37,6 +38,10 @@
     (setq completion
           (jsonrpc-request server :textDocument/completion
                            (mzk--at (getenv "COMP_LINE") (getenv "COMP_COL"))))
+    (setq folds
+          (jsonrpc-request server :textDocument/foldingRange
+                           (list :textDocument
+                                 (list :uri (eglot--path-to-uri (getenv "TEST_FILE"))))))
     (setq shutdown-error
           (condition-case e (progn (eglot-shutdown server nil 5) nil)
             (error (format "%S" e)))))
@@ -50,5 +55,6 @@
                    :completion (mapcar (lambda (item) (plist-get item :label))
                                        (if (vectorp completion) completion
                                          (plist-get completion :items)))
+                   :folds (mapcar (lambda (fold) (plist-get fold :startLine)) folds)
                    :shutdown_error shutdown-error))))
   (kill-emacs (if mzk--diagnostics 0 2)))

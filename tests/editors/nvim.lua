@@ -37,6 +37,10 @@ local definition = first_result(vim.lsp.buf_request_sync(bufnr, "textDocument/de
   at(os.getenv("DEF_LINE"), os.getenv("DEF_COL")), 10000))
 local completion = first_result(vim.lsp.buf_request_sync(bufnr, "textDocument/completion",
   at(os.getenv("COMP_LINE"), os.getenv("COMP_COL")), 10000))
+local fold_starts = {}
+local folds = first_result(vim.lsp.buf_request_sync(bufnr, "textDocument/foldingRange",
+  { textDocument = { uri = uri } }, 10000))
+for _, fold in ipairs(folds ~= vim.NIL and folds or {}) do table.insert(fold_starts, fold.startLine) end
 local labels = {}
 local items = completion ~= vim.NIL and (completion.items or completion) or {}
 for _, item in ipairs(items) do table.insert(labels, item.label) end
@@ -54,6 +58,7 @@ f:write(vim.fn.json_encode({
   editor_diagnostics = #vim.diagnostic.get(bufnr),
   definition = definition,
   completion = labels,
+  folds = fold_starts,
   other_attached = other_attached,
   graph = graph,
 }), "\n")

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod fuzz;
+pub mod lsp_client;
 
 use mzk_analyzer::diagnostics::{Diagnostic, FileId};
 use mzk_analyzer::syntax::ColumnUnit;

@@ -107,6 +107,24 @@ fn editor_receives_diagnostics_definition_and_completion(
         got["completion"],
         serde_json::json!(["context_equals", "context_expression", "tool_called"])
     );
+    // Every rule folds from its first line.
+    let folds = got["folds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no folds in {got}"));
+    let rules: Vec<usize> = std::fs::read_to_string(&graph)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("- source_agent:"))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!rules.is_empty());
+    for rule in rules {
+        assert!(
+            folds.contains(&serde_json::json!(rule)),
+            "rule at line {rule} does not fold: {folds:?}"
+        );
+    }
     Some(got)
 }
 

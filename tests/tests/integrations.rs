@@ -216,3 +216,21 @@ fn zed_settings_start_mzk_lsp() {
     assert_eq!(binary["path"], "mzk");
     assert_eq!(binary["arguments"], serde_json::json!(["lsp"]));
 }
+
+/// The extension's `mzk.run.backend` setting offers exactly the backends the
+/// runtime chooses between, and defaults to the one chosen without a setting.
+#[test]
+fn vscode_run_backend_setting_lists_the_runtime_backends() {
+    use mzk_runtime::choice::{BackendKind, ModelChoice};
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("editors/vscode/package.json")).unwrap(),
+    )
+    .unwrap();
+    let setting = &manifest["contributes"]["configuration"]["properties"]["mzk.run.backend"];
+    assert_eq!(setting["enum"], serde_json::json!(BackendKind::names()));
+    assert_eq!(
+        setting["default"],
+        ModelChoice::default().kind().name(),
+        "the setting's default differs from the runtime's"
+    );
+}

@@ -1,171 +1,11 @@
 //! The language server driven in-process over an in-memory duplex, speaking
 //! the protocol byte for byte as an editor would.
 
-use std::path::Path;
 use std::time::Duration;
 
 use mzk_tests::bundle_copy;
+use mzk_tests::lsp_client::{uri, Client};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::mpsc;
-
-fn uri(path: &Path) -> String {
-    format!("file://{}", path.display())
-}
-
-struct Client {
-    writer: DuplexStream,
-    incoming: mpsc::UnboundedReceiver<Value>,
-    next_id: i64,
-    /// Requests the server sent us (each answered with a null result, or
-    /// with the result set in `answers` for its method).
-    server_requests: Vec<Value>,
-    answers: std::collections::HashMap<String, Value>,
-}
-
-impl Client {
-    /// Opens a YAML document with its text at `version`.
-    async fn open(&mut self, uri: &str, version: i64, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": version, "text": text}}),
-        )
-        .await;
-    }
-
-    /// `shutdown` then `exit`; the server task must end promptly.
-    async fn stop(mut self, server: tokio::task::JoinHandle<()>) {
-        let _ = self.request("shutdown", Value::Null).await;
-        self.notify("exit", Value::Null).await;
-        tokio::time::timeout(Duration::from_secs(5), server)
-            .await
-            .expect("the server exits")
-            .unwrap();
-    }
-
-    async fn start(encodings: &[&str]) -> (Client, tokio::task::JoinHandle<()>, Value) {
-        Client::start_with(json!({"capabilities": {"general": {"positionEncodings": encodings}}, "processId": null, "rootUri": null})).await
-    }
-
-    async fn start_with(params: Value) -> (Client, tokio::task::JoinHandle<()>, Value) {
-        let (client_end, server_end) = tokio::io::duplex(1 << 20);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        let server = tokio::spawn(mzk_server::lsp::serve(server_read, server_write));
-        let (client_read, client_write) = tokio::io::split(client_end);
-        let (tx, incoming) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(client_read);
-            loop {
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length: ") {
-                        length = n.parse().unwrap();
-                    }
-                }
-                let mut body = vec![0; length];
-                reader.read_exact(&mut body).await.unwrap();
-                let _ = tx.send(serde_json::from_slice::<Value>(&body).unwrap());
-            }
-        });
-        // The duplex is one stream; keep writing on the client half.
-        let mut client = Client {
-            writer: unsplit_writer(client_write),
-            incoming,
-            next_id: 1,
-            server_requests: Vec::new(),
-            answers: Default::default(),
-        };
-        let init = client.request("initialize", params).await;
-        client.notify("initialized", json!({})).await;
-        (client, server, init)
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.send_raw(&serde_json::to_vec(&message).unwrap()).await;
-    }
-
-    /// Sends `body` as one framed message, whatever it holds.
-    async fn send_raw(&mut self, body: &[u8]) {
-        let header = format!("Content-Length: {}\r\n\r\n", body.len());
-        self.writer.write_all(header.as_bytes()).await.unwrap();
-        self.writer.write_all(body).await.unwrap();
-        self.writer.flush().await.unwrap();
-    }
-
-    async fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .await;
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let message = self.request_raw(method, params).await;
-        assert!(message.get("error").is_none(), "{method}: {message}");
-        message["result"].clone()
-    }
-
-    /// The whole response, error included.
-    async fn request_raw(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let message = self.next().await;
-            if message["id"] == id && message.get("method").is_none() {
-                return message;
-            }
-        }
-    }
-
-    async fn next(&mut self) -> Value {
-        let message = tokio::time::timeout(Duration::from_secs(20), self.incoming.recv())
-            .await
-            .expect("the server answers")
-            .expect("the stream is open");
-        if message.get("method").is_some() && message.get("id").is_some() {
-            let method = message["method"].as_str().unwrap_or("");
-            let result = self.answers.get(method).cloned().unwrap_or(Value::Null);
-            self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-                .await;
-            self.server_requests.push(message.clone());
-        }
-        message
-    }
-
-    /// Waits for the diagnostics of `uri` at `version`.
-    async fn diagnostics(&mut self, uri: &str, version: Option<i64>) -> Vec<Value> {
-        loop {
-            let message = self.next().await;
-            if message["method"] == "textDocument/publishDiagnostics"
-                && message["params"]["uri"] == uri
-            {
-                let got = message["params"]["version"].as_i64();
-                if version.is_none() || got == version {
-                    return message["params"]["diagnostics"].as_array().unwrap().clone();
-                }
-            }
-        }
-    }
-}
-
-fn unsplit_writer(write: tokio::io::WriteHalf<DuplexStream>) -> DuplexStream {
-    // WriteHalf cannot be unsplit without its reader; wrap it instead.
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let (mut from, _unused) = tokio::io::split(b);
-    let mut write = write;
-    tokio::spawn(async move {
-        let _ = tokio::io::copy(&mut from, &mut write).await;
-    });
-    a
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_follow_edits_and_navigation_crosses_files() {
@@ -1663,5 +1503,301 @@ async fn requests_before_the_first_analysis_are_answered() {
         references.as_array().is_some_and(|r| r.len() > 1),
         "{references}"
     );
+    client.stop(server).await;
+}
+
+/// Hostile positions in every position encoding a client may negotiate:
+/// past a line's end, in the middle of a CRLF, of a surrogate pair and of a
+/// UTF-8 sequence, past the file's end and at `u32::MAX`. Each edit and
+/// request is clamped as the protocol says: never an internal error, the
+/// server keeps answering and the rest of the text stays as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_positions_in_every_encoding() {
+    let dir = bundle_copy("lsp", "SupportDesk", "hostile-positions");
+    let agents = dir.join("agents.yaml");
+    let agents_uri = uri(&agents);
+    // A comment line with a surrogate pair, a multi-byte character and a CRLF.
+    let first = "# a😀b é日本\r\n";
+    let text = format!("{first}{}", std::fs::read_to_string(&agents).unwrap());
+    let agent_line = text
+        .lines()
+        .position(|l| l.contains("name: IntakeAgent"))
+        .unwrap();
+    for offered in [vec!["utf-16"], vec!["utf-8"], vec!["utf-32"]] {
+        let (mut client, server, init) = Client::start(&offered).await;
+        let encoding = init["capabilities"]["positionEncoding"].clone();
+        client.open(&agents_uri, 1, &text).await;
+        client.diagnostics(&agents_uri, Some(1)).await;
+        let content = first.trim_end().chars().count() as u32;
+        let hostile = [
+            (0, 1_000),       // past the line's end
+            (0, content + 1), // between the CR and the LF
+            (0, 4),           // inside the emoji's UTF-8 bytes
+            (0, 2),           // between the emoji's surrogates (UTF-16)
+            (100_000, 5),     // past the file's end
+            (u32::MAX, u32::MAX),
+        ];
+        let mut version = 1;
+        for (line, character) in hostile {
+            let at = json!({"line": line, "character": character});
+            version += 1;
+            // Text inserted in the comment (or at the file's end) changes
+            // nothing the analysis sees.
+            let inserted = if line == 0 { "x" } else { "\n# end\n" };
+            client
+                .notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": agents_uri, "version": version},
+                           "contentChanges": [{"range": {"start": at, "end": at}, "text": inserted}]}),
+                )
+                .await;
+            let diagnostics = client.diagnostics(&agents_uri, Some(version)).await;
+            assert!(diagnostics.is_empty(), "{encoding} {at}: {diagnostics:?}");
+            for method in [
+                "textDocument/hover",
+                "textDocument/definition",
+                "textDocument/completion",
+                "textDocument/documentHighlight",
+            ] {
+                let answer = client
+                    .request_raw(
+                        method,
+                        json!({"textDocument": {"uri": agents_uri}, "position": at}),
+                    )
+                    .await;
+                assert!(
+                    answer.get("error").is_none(),
+                    "{encoding} {method} {at}: {answer}"
+                );
+            }
+        }
+        // The agents are where they were: the edits stayed in the comment
+        // and at the end.
+        let hover = client
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": agents_uri}, "position": {"line": agent_line, "character": 12}}),
+            )
+            .await;
+        assert!(
+            hover["contents"].to_string().contains("IntakeAgent"),
+            "{encoding}: {hover}"
+        );
+        client.stop(server).await;
+    }
+}
+
+/// Folding ranges, selection ranges and document links over the protocol,
+/// on the example bundle: what `analyzer::ide` computes, in the negotiated
+/// encoding, with links to the Python files the bindings resolve to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folding_selection_ranges_and_document_links() {
+    let dir = bundle_copy("lsp", "SupportDesk", "structure");
+    let graph = dir.join("transition_graph.yaml");
+    let tools = dir.join("tools.yaml");
+    let graph_text = std::fs::read_to_string(&graph).unwrap();
+    let tools_text = std::fs::read_to_string(&tools).unwrap();
+    let (mut client, server, init) = Client::start(&["utf-16"]).await;
+    for provider in [
+        "foldingRangeProvider",
+        "selectionRangeProvider",
+        "documentLinkProvider",
+    ] {
+        assert!(
+            !init["capabilities"][provider].is_null(),
+            "{provider} not advertised"
+        );
+    }
+    client.open(&uri(&graph), 1, &graph_text).await;
+    client.open(&uri(&tools), 1, &tools_text).await;
+    client.diagnostics(&uri(&tools), Some(1)).await;
+
+    // Each rule folds from its `- source_agent` line; the list from its key.
+    let folds = client
+        .request(
+            "textDocument/foldingRange",
+            json!({"textDocument": {"uri": uri(&graph)}}),
+        )
+        .await;
+    let folds = folds.as_array().unwrap();
+    let lines: Vec<&str> = graph_text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("- source_agent:") {
+            assert!(
+                folds
+                    .iter()
+                    .any(|f| f["startLine"] == i && f["endLine"].as_u64() > Some(i as u64)),
+                "rule at line {i} does not fold: {folds:?}"
+            );
+        }
+    }
+    assert!(folds.iter().any(|f| f["startLine"] == 0), "{folds:?}");
+
+    // From `target_agent` outwards: key, entry, rule, list, top entry, file.
+    let line = lines
+        .iter()
+        .position(|l| l.contains("target_agent: ClassifierAgent"))
+        .unwrap();
+    let chain = client
+        .request(
+            "textDocument/selectionRange",
+            json!({"textDocument": {"uri": uri(&graph)}, "positions": [{"line": line, "character": 6}]}),
+        )
+        .await;
+    let mut ranges = Vec::new();
+    let mut node = &chain[0];
+    while node.is_object() {
+        ranges.push(node["range"].clone());
+        node = &node["parent"];
+    }
+    assert!(ranges.len() >= 5, "{ranges:?}");
+    assert_eq!(ranges[0]["start"], json!({"line": line, "character": 4}));
+    assert_eq!(ranges[0]["end"], json!({"line": line, "character": 16}));
+    assert_eq!(
+        ranges.last().unwrap()["start"],
+        json!({"line": 0, "character": 0})
+    );
+
+    // Every tool's `file:` leads to its module under tools/.
+    let links = client
+        .request(
+            "textDocument/documentLink",
+            json!({"textDocument": {"uri": uri(&tools)}}),
+        )
+        .await;
+    let links = links.as_array().unwrap();
+    let files = tools_text.matches("file: ").count();
+    assert_eq!(links.len(), files, "{links:?}");
+    let tools_lines: Vec<&str> = tools_text.lines().collect();
+    for link in links {
+        let target = link["target"].as_str().unwrap();
+        let line = &tools_lines[link["range"]["start"]["line"].as_u64().unwrap() as usize];
+        let name = line.trim().trim_start_matches("file: ");
+        assert_eq!(target, uri(&dir.join("tools").join(name)), "{link}");
+    }
+    client.stop(server).await;
+}
+
+/// A client that pulls diagnostics (LSP 3.17 `textDocument/diagnostic`):
+/// the open file's findings are answered, with a result id that makes an
+/// unchanged report cheap, and reflect an edit as soon as it is asked after
+/// it; pushed findings for the open file stay empty (no double display).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pulled_diagnostics_with_result_ids() {
+    let dir = bundle_copy("lsp", "SupportDesk", "pull");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let broken = mzk_tests::misspelt_target(&std::fs::read_to_string(&graph).unwrap());
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"textDocument": {"diagnostic": {"dynamicRegistration": false}}}}))
+    .await;
+    assert_eq!(
+        init["capabilities"]["diagnosticProvider"]["interFileDependencies"],
+        true
+    );
+    client.open(&graph_uri, 1, &broken).await;
+    let pushed = client.diagnostics(&graph_uri, Some(1)).await;
+    assert!(
+        pushed.is_empty(),
+        "pushed to a client that pulls: {pushed:?}"
+    );
+    let pull =
+        |previous: Value| json!({"textDocument": {"uri": graph_uri}, "previousResultId": previous});
+    let first = client
+        .request("textDocument/diagnostic", pull(Value::Null))
+        .await;
+    assert_eq!(first["kind"], "full");
+    assert!(
+        first["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["code"] == "MZ201"),
+        "{first}"
+    );
+    let again = client
+        .request("textDocument/diagnostic", pull(first["resultId"].clone()))
+        .await;
+    assert_eq!(
+        again,
+        json!({"kind": "unchanged", "resultId": first["resultId"]})
+    );
+    // Fix the typo and ask at once: the answer waits for the edit's analysis.
+    let line = broken
+        .lines()
+        .position(|l| l.contains("ClasifierAgent"))
+        .unwrap();
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": graph_uri, "version": 2},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": 22}, "end": {"line": line, "character": 22}}, "text": "s"}]}),
+        )
+        .await;
+    let fixed = client
+        .request("textDocument/diagnostic", pull(first["resultId"].clone()))
+        .await;
+    assert_eq!(fixed["kind"], "full", "{fixed}");
+    assert!(
+        fixed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["code"] != "MZ201"),
+        "{fixed}"
+    );
+    client.stop(server).await;
+}
+
+/// Semantic tokens over the protocol: offered to a client that asks for the
+/// relative format, decoded back to names and their legend types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_tokens_of_the_transition_graph() {
+    let dir = bundle_copy("lsp", "SupportDesk", "semantic");
+    let graph = dir.join("transition_graph.yaml");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+            "textDocument": {"semanticTokens": {"formats": ["relative"], "tokenTypes": [], "tokenModifiers": [],
+                "requests": {"full": true}}}}}))
+    .await;
+    let legend = init["capabilities"]["semanticTokensProvider"]["legend"]["tokenTypes"].clone();
+    client.open(&uri(&graph), 1, &text).await;
+    client.diagnostics(&uri(&graph), Some(1)).await;
+    let tokens = client
+        .request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": uri(&graph)}}),
+        )
+        .await;
+    let data: Vec<u64> = tokens["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(data.len() % 5, 0);
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut line, mut start) = (0usize, 0usize);
+    let mut named = Vec::new();
+    for token in data.chunks(5) {
+        line += token[0] as usize;
+        start = if token[0] == 0 {
+            start + token[1] as usize
+        } else {
+            token[1] as usize
+        };
+        // SupportDesk's graph is ASCII: UTF-16 columns are byte columns.
+        let name = &lines[line][start..start + token[2] as usize];
+        named.push((
+            name.to_string(),
+            legend[token[3] as usize].as_str().unwrap().to_string(),
+        ));
+    }
+    let has = |name: &str, kind: &str| named.iter().any(|(n, k)| n == name && k == kind);
+    assert!(has("IntakeAgent", "class"), "{named:?}");
+    assert!(has("user", "keyword"), "{named:?}");
+    assert!(has("ticket_captured", "variable"), "{named:?}");
+    assert!(has("research_status", "variable"), "{named:?}");
     client.stop(server).await;
 }

@@ -40,6 +40,38 @@ pub fn fixes(analysis: &Analysis, diagnostic: &Diagnostic) -> Vec<FileFix> {
         .collect()
 }
 
+/// What "fix all" applies — `mzk check --fix` and the editor's
+/// `source.fixAll.mzk` alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixAll {
+    /// How many diagnostics a fix was chosen for.
+    pub fixes: usize,
+    /// The chosen fixes' edits, as [`non_overlapping`] keeps them.
+    pub edits: Vec<TextEdit>,
+}
+
+/// The first fix of each of `diagnostics` that the applicability allows
+/// (safe fixes only unless `unsafe_fixes`), each edit once, never two that
+/// overlap: the later waits for the next pass.
+pub fn fix_all<'a>(
+    analysis: &Analysis,
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+    unsafe_fixes: bool,
+) -> FixAll {
+    let chosen: Vec<FileFix> = diagnostics
+        .into_iter()
+        .filter_map(|d| {
+            fixes(analysis, d)
+                .into_iter()
+                .find(|f| unsafe_fixes || f.applicability == Applicability::Safe)
+        })
+        .collect();
+    FixAll {
+        fixes: chosen.len(),
+        edits: non_overlapping(chosen.into_iter().flat_map(|f| f.edits)),
+    }
+}
+
 /// Edits to apply together: sorted by file and position, duplicates (two
 /// rules offering the same fix) once, and any edit overlapping an earlier
 /// one dropped (it is offered again after the others are applied).

@@ -1,21 +1,32 @@
 //! Editor features as plain data over an [`Analysis`]: definition, references,
-//! hover, outline, rename, completion and fixes. The language server only
+//! hover, outline, rename, completion, fixes, folding, selection ranges,
+//! document links and semantic tokens. The language server only
 //! converts these to protocol types. One module per feature; navigation lives
 //! here because the others build on it.
 
 mod completion;
 mod fixes;
+mod folding;
 mod hover;
+mod links;
 mod outline;
 mod rename;
+mod selection;
+mod semantic;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_layout;
 
 pub use completion::{completions, CompletionItem, CompletionKind};
-pub use fixes::{fixes, non_overlapping, FileFix};
+pub use fixes::{fix_all, fixes, non_overlapping, FileFix, FixAll};
+pub use folding::{folding_ranges, Fold};
 pub use hover::hover;
+pub use links::{document_links, Link};
 pub use outline::{code_lenses, document_symbols, Lens, LensAction, OutlineItem};
 pub use rename::{prepare_rename, rename};
+pub use selection::selection_ranges;
+pub use semantic::{semantic_tokens, SemanticToken, TokenKind};
 
 use crate::analysis::Analysis;
 use crate::diagnostics::FileId;

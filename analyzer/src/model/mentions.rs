@@ -21,20 +21,9 @@ fn is_python(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("py"))
 }
 
-/// Extensions of files that can read context keys by name.
-const SCANNED: &[&str] = &["py", "js", "jsx", "ts", "tsx", "mjs", "cjs", "json"];
 /// Bounds of the scan, so a huge workspace cannot make analysis slow.
 const MAX_FILES: usize = 5_000;
 const MAX_BYTES: usize = 64 * 1024 * 1024;
-const SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "__pycache__",
-    "target",
-    "dist",
-    "build",
-    "venv",
-    ".venv",
-];
 
 /// Identifiers written in the folders beside the bundles that are not bundles
 /// themselves (shared code and UI). Computed once per workflows root and
@@ -339,11 +328,11 @@ fn scanned_files<'a>(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             if is_dir {
-                if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_str()) {
+                if !crate::workspace::is_skipped_folder(&name) {
                     stack.push(path);
                 }
             } else if !skip.contains(&path)
-                && SCANNED.contains(
+                && crate::workspace::MENTION_EXTENSIONS.contains(
                     &path
                         .extension()
                         .map(|e| e.to_string_lossy().to_ascii_lowercase())

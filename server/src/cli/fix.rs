@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
-use mzk_analyzer::diagnostics::{Applicability, FileId};
+use mzk_analyzer::diagnostics::FileId;
 use mzk_analyzer::{ide, Analysis};
 
 /// How many times `mzk check --fix` applies fixes and analyses again at most.
@@ -51,13 +51,9 @@ pub struct PlannedFile {
 pub fn plan(analyses: &[Analysis], unsafe_fixes: bool) -> Vec<PlannedFile> {
     let mut planned = Vec::new();
     for analysis in analyses {
-        let chosen = analysis.diagnostics.iter().filter_map(|d| {
-            ide::fixes(analysis, d)
-                .into_iter()
-                .find(|f| unsafe_fixes || f.applicability == Applicability::Safe)
-        });
+        let chosen = ide::fix_all(analysis, &analysis.diagnostics, unsafe_fixes);
         let mut per_file: BTreeMap<FileId, Vec<ide::TextEdit>> = BTreeMap::new();
-        for edit in ide::non_overlapping(chosen.flat_map(|f| f.edits)) {
+        for edit in chosen.edits {
             per_file.entry(edit.file).or_default().push(edit);
         }
         for (file, edits) in per_file {

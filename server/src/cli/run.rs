@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::Analysis;
-use mzk_runtime::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
+use mzk_runtime::backend::ModelBackend;
+use mzk_runtime::choice::{BackendKind, ChoiceError, ModelChoice};
 use mzk_runtime::history::{self, History, RecordingSink};
-use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
 use mzk_runtime::{Engine, Event, RunOptions};
@@ -32,7 +32,7 @@ pub struct RunArgs {
     /// The model: `synthetic` (offline stand-in, the default without a
     /// scenario), `scenario` (the default with one) or `openai` (an
     /// OpenAI-compatible endpoint).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = backend_parser())]
     backend: Option<BackendKind>,
     /// openai: the endpoint up to /v1 (default: MZK_OPENAI_BASE_URL,
     /// OPENAI_BASE_URL, else https://api.openai.com/v1). The key is read from
@@ -87,11 +87,11 @@ pub struct RunArgs {
 /// What `--auto-reply` answers a pause with when no text is given.
 const SYNTHETIC_USER_REPLY: &str = "(synthetic user) Here is everything you asked for.";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendKind {
-    Synthetic,
-    Scenario,
-    Openai,
+/// `--backend`: the names `mzk_runtime::choice` knows.
+fn backend_parser() -> impl clap::builder::TypedValueParser<Value = BackendKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(BackendKind::names())
+        .try_map(|name| BackendKind::parse(&name))
 }
 
 #[derive(clap::Args, Debug)]
@@ -223,29 +223,29 @@ pub fn run(args: RunArgs) -> ExitCode {
             }
         }
     }
-    let kind = args
-        .backend
-        .unwrap_or(if scenario.is_some() && args.smoke.is_none() {
-            BackendKind::Scenario
-        } else {
-            BackendKind::Synthetic
-        });
-    let backend: Box<dyn ModelBackend> = match (kind, &scenario) {
-        (BackendKind::Scenario, Some(s)) => Box::new(ScenarioBackend::from_scenario(bundle, s)),
-        (BackendKind::Scenario, None) => {
+    // `--smoke` replays the smoke files' prompt, not a model: the
+    // synthetic model answers unless another is asked for.
+    let asked = match args.smoke {
+        Some(_) => Some(args.backend.unwrap_or(BackendKind::Synthetic)),
+        None => args.backend,
+    };
+    let choice = ModelChoice {
+        asked,
+        scenario: scenario.as_ref(),
+        configured: None,
+        endpoint: args.endpoint.clone(),
+        model: args.model.clone(),
+        timeout: Duration::from_secs_f64(args.model_timeout.clamp(0.001, 86_400.0)),
+    };
+    let backend: Box<dyn ModelBackend> = match choice.backend(bundle) {
+        Ok(backend) => backend,
+        Err(ChoiceError::NoScenario) => {
             eprintln!("mzk: --backend scenario needs --scenario FILE");
             return ExitCode::from(2);
         }
-        (BackendKind::Synthetic, _) => Box::new(SyntheticBackend::new(bundle)),
-        (BackendKind::Openai, _) => {
-            let timeout = Duration::from_secs_f64(args.model_timeout.clamp(0.001, 86_400.0));
-            match OpenAiConfig::resolve(args.endpoint.clone(), args.model.clone(), timeout) {
-                Ok(config) => Box::new(OpenAiBackend::new(config, bundle)),
-                Err(e) => {
-                    eprintln!("mzk: {e}");
-                    return ExitCode::from(2);
-                }
-            }
+        Err(ChoiceError::OpenAi(e)) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
         }
     };
     let db_path = args

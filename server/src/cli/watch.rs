@@ -26,9 +26,10 @@ pub fn changes(previous: &BTreeSet<String>, now: &BTreeSet<String>) -> Vec<Strin
 /// interrupted. `check` gives one line per diagnostic, or an error message.
 pub fn run(roots: &[PathBuf], mut check: impl FnMut() -> Result<Vec<String>, String>) -> ExitCode {
     let (tx, rx) = mpsc::channel::<PathBuf>();
+    let watched = roots.to_vec();
     let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event {
-            for path in crate::changed_paths(event) {
+            for path in crate::changed_paths(event, &watched) {
                 let _ = tx.send(path);
             }
         }
@@ -104,30 +105,49 @@ mod tests {
             changes(&a, &b),
             ["- x:1:1: error[MZ101] a", "+ z:3:1: error[MZ201] c"]
         );
-        assert!(crate::watched_path(Path::new("/w/B/agents.yaml")));
-        assert!(crate::watched_path(Path::new("/w/mzk.toml")));
-        assert!(!crate::watched_path(Path::new("/w/.git/index")));
-        assert!(!crate::watched_path(Path::new("/w/B/node_modules/x/a.js")));
-        assert!(!crate::watched_path(Path::new("/w/B/notes.txt")));
+        let roots = [PathBuf::from("/w")];
+        assert!(crate::watched_path(Path::new("/w/B/agents.yaml"), &roots));
+        assert!(crate::watched_path(Path::new("/w/mzk.toml"), &roots));
+        assert!(!crate::watched_path(Path::new("/w/.git/index"), &roots));
+        assert!(!crate::watched_path(
+            Path::new("/w/B/node_modules/x/a.js"),
+            &roots
+        ));
+        assert!(!crate::watched_path(Path::new("/w/B/notes.txt"), &roots));
+        // A workspace in a hidden folder is watched; the state folder too.
+        let hidden = [PathBuf::from("/home/u/.cache/w")];
+        assert!(crate::watched_path(
+            Path::new("/home/u/.cache/w/B/agents.yaml"),
+            &hidden
+        ));
+        assert!(crate::watched_path(
+            Path::new("/w/B/.mzk/coverage.json"),
+            &roots
+        ));
+        assert!(!crate::watched_path(
+            Path::new("/w/B/.venv/lib/x.py"),
+            &roots
+        ));
     }
 
     #[test]
     fn created_folders_stand_for_the_files_written_into_them() {
         use notify::event::{AccessKind, CreateKind, EventKind, ModifyKind};
         let event = |kind, path: &str| notify::Event::new(kind).add_path(path.into());
+        let roots = [PathBuf::from("/w")];
         let folder = EventKind::Create(CreateKind::Folder);
         assert_eq!(
-            crate::changed_paths(event(folder, "/w/B/tools")),
+            crate::changed_paths(event(folder, "/w/B/tools"), &roots),
             [Path::new("/w/B/tools")]
         );
-        assert!(crate::changed_paths(event(folder, "/w/B/node_modules/x")).is_empty());
+        assert!(crate::changed_paths(event(folder, "/w/B/node_modules/x"), &roots).is_empty());
         let modified = EventKind::Modify(ModifyKind::Any);
-        assert!(crate::changed_paths(event(modified, "/w/B/tools")).is_empty());
+        assert!(crate::changed_paths(event(modified, "/w/B/tools"), &roots).is_empty());
         assert_eq!(
-            crate::changed_paths(event(modified, "/w/B/agents.yaml")),
+            crate::changed_paths(event(modified, "/w/B/agents.yaml"), &roots),
             [Path::new("/w/B/agents.yaml")]
         );
         let read = EventKind::Access(AccessKind::Any);
-        assert!(crate::changed_paths(event(read, "/w/B/agents.yaml")).is_empty());
+        assert!(crate::changed_paths(event(read, "/w/B/agents.yaml"), &roots).is_empty());
     }
 }

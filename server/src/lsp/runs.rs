@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::Analysis;
-use mzk_runtime::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
+use mzk_runtime::backend::ModelBackend;
+use mzk_runtime::choice::{BackendKind, ChoiceError, ModelChoice};
 use mzk_runtime::history::{self, History, RecordingSink};
-use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
 use mzk_runtime::{Engine, Event, RunOptions, RunState};
@@ -114,21 +114,24 @@ impl Runs {
         analysis: &Analysis,
         scenario: Option<&Scenario>,
     ) -> Result<Box<dyn ModelBackend>, String> {
-        let bundle = &analysis.bundle;
-        if let Some(s) = scenario {
-            return Ok(Box::new(ScenarioBackend::from_scenario(bundle, s)));
-        }
-        match settings.backend.as_deref().unwrap_or("synthetic") {
-            "synthetic" => Ok(Box::new(SyntheticBackend::new(bundle))),
-            "openai" => OpenAiConfig::resolve(
-                settings.endpoint.clone(),
-                settings.model.clone(),
-                Duration::from_secs(120),
-            )
-            .map(|c| Box::new(OpenAiBackend::new(c, bundle)) as Box<dyn ModelBackend>),
-            "scenario" => Err("the run backend is `scenario`: pass a scenario file, e.g. arguments [bundle, {\"scenario\": \"<bundle>/scenarios/x.yaml\"}], or set the backend to `synthetic`".into()),
-            other => Err(format!("unknown run backend `{other}` (synthetic, scenario or openai)")),
-        }
+        let configured = settings
+            .backend
+            .as_deref()
+            .map(BackendKind::parse)
+            .transpose()?;
+        // A scenario picked for the run beats the configured default.
+        let choice = ModelChoice {
+            asked: None,
+            scenario,
+            configured,
+            endpoint: settings.endpoint.clone(),
+            model: settings.model.clone(),
+            timeout: Duration::from_secs(120),
+        };
+        choice.backend(&analysis.bundle).map_err(|e| match e {
+            ChoiceError::NoScenario => "the run backend is `scenario`: pass a scenario file, e.g. arguments [bundle, {\"scenario\": \"<bundle>/scenarios/x.yaml\"}], or set the backend to `synthetic`".to_string(),
+            ChoiceError::OpenAi(e) => e,
+        })
     }
 
     /// What a run needs: its scenario (when one is given), the model and

@@ -1,0 +1,137 @@
+//! `workspace/executeCommand`: the graph, the prompt and the runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mzk_analyzer::graph::{mermaid, TransitionGraph};
+use mzk_analyzer::{analyze_bundle, Analysis, RealFs};
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+
+use crate::lsp::dispatch::{guarded, invalid_params};
+use crate::lsp::state::normalize;
+use crate::lsp::{
+    Backend, CANCEL_RUN, COMMANDS, REPLY, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH, SHOW_PROMPT,
+};
+
+impl Backend {
+    /// The analysis of the bundle a command names in its first argument:
+    /// the latest one, else a fresh one from disk.
+    pub(crate) async fn analysis_for_command(
+        &self,
+        command: &str,
+        dir: Option<PathBuf>,
+    ) -> Result<Arc<Analysis>> {
+        let Some(dir) = dir else {
+            return Err(invalid_params(&format!(
+                "{command} takes the bundle folder as its first argument"
+            )));
+        };
+        if let Some(analysis) = self.state.lock().await.analyses.get(&dir).cloned() {
+            return Ok(analysis);
+        }
+        if !dir.join("orchestrator.yaml").is_file() {
+            return Err(invalid_params(&format!(
+                "{}: not a bundle (no orchestrator.yaml)",
+                dir.display()
+            )));
+        }
+        match tokio::task::spawn_blocking(move || analyze_bundle(&RealFs, &dir)).await {
+            Ok(a) => Ok(Arc::new(a)),
+            Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
+        }
+    }
+}
+
+/// `mzk.showGraph` answers the bundle's transition graph as Mermaid text,
+/// `mzk.showPrompt` an agent's static prompt with its sizes as Markdown;
+/// the run commands start, answer and cancel runs (see `runs.rs`).
+pub(crate) async fn execute_command(
+    backend: &Backend,
+    params: ExecuteCommandParams,
+) -> Result<Option<serde_json::Value>> {
+    let dir = params
+        .arguments
+        .first()
+        .and_then(|a| a.as_str())
+        .map(|a| normalize(Path::new(a)));
+    match params.command.as_str() {
+        SHOW_GRAPH => {
+            let analysis = backend.analysis_for_command(SHOW_GRAPH, dir).await?;
+            let graph = TransitionGraph::build(&analysis.bundle);
+            Ok(Some(serde_json::Value::String(mermaid(
+                &analysis.bundle,
+                &graph,
+            ))))
+        }
+        SHOW_PROMPT => {
+            let analysis = backend.analysis_for_command(SHOW_PROMPT, dir).await?;
+            let agent = params
+                .arguments
+                .get(1)
+                .and_then(|a| a.as_str())
+                .unwrap_or("");
+            let Some(found) = analysis.bundle.agent(agent) else {
+                return Err(invalid_params(&format!(
+                    "mzk.showPrompt takes the bundle folder and an agent of it; `{agent}` is not one"
+                )));
+            };
+            let prompt = mzk_analyzer::prompt::compose_one(&analysis.bundle, found);
+            let text = guarded("showPrompt", || {
+                format!("# {agent}\n\n{}", prompt.summary_markdown(true))
+            })?;
+            Ok(Some(serde_json::Value::String(text)))
+        }
+        RUN_WORKFLOW | RUN_FROM_AGENT => {
+            let analysis = backend.analysis_for_command(&params.command, dir).await?;
+            let agent = if params.command == RUN_FROM_AGENT {
+                match params.arguments.get(1).and_then(|a| a.as_str()) {
+                    Some(agent) => Some(agent.to_string()),
+                    None => {
+                        return Err(invalid_params(
+                            "mzk.runFromAgent takes the bundle folder and an agent of it",
+                        ))
+                    }
+                }
+            } else {
+                None
+            };
+            backend
+                .runs
+                .start(backend.client.clone(), analysis, agent, &params.arguments)
+                .await
+                .map(Some)
+        }
+        REPLY => {
+            let (Some(run_id), Some(text)) = (
+                params.arguments.first().and_then(|a| a.as_str()),
+                params.arguments.get(1).and_then(|a| a.as_str()),
+            ) else {
+                return Err(invalid_params(
+                    "mzk.reply takes the run id and the reply text",
+                ));
+            };
+            let bundle = backend.runs.bundle_of(run_id).await;
+            backend
+                .runs
+                .reply(
+                    backend.client.clone(),
+                    backend.analysis_for_command(REPLY, bundle),
+                    run_id,
+                    text,
+                )
+                .await
+                .map(Some)
+        }
+        CANCEL_RUN => {
+            let Some(run_id) = params.arguments.first().and_then(|a| a.as_str()) else {
+                return Err(invalid_params("mzk.cancelRun takes the run id"));
+            };
+            backend.runs.cancel(run_id).await.map(Some)
+        }
+        other => Err(invalid_params(&format!(
+            "unknown command `{other}` (mzk offers {})",
+            COMMANDS.join(", ")
+        ))),
+    }
+}

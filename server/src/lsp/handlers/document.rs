@@ -1,0 +1,171 @@
+//! Requests about a whole document's structure: folding ranges, selection
+//! ranges, document links, semantic tokens and pulled diagnostics.
+
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+
+use mzk_analyzer::ide;
+
+use crate::lsp::dispatch::guarded;
+use crate::lsp::from_proto::path_of;
+use crate::lsp::to_proto::{file_uri, to_lsp_diagnostic, to_range};
+use crate::lsp::Backend;
+
+/// Folds of agents, rules, sections and block scalars (`ide::folding_ranges`).
+pub(crate) async fn folding_range(
+    backend: &Backend,
+    params: FoldingRangeParams,
+) -> Result<Option<Vec<FoldingRange>>> {
+    let Some((analysis, file, _, _)) = backend
+        .locate(&params.text_document.uri, Position::new(0, 0))
+        .await
+    else {
+        return Ok(None);
+    };
+    let folds = guarded("foldingRange", || ide::folding_ranges(&analysis, file))?
+        .into_iter()
+        .map(|fold| FoldingRange {
+            start_line: fold.start_line,
+            end_line: fold.end_line,
+            ..FoldingRange::default()
+        })
+        .collect();
+    Ok(Some(folds))
+}
+
+/// For each position, the ranges around it from the innermost out
+/// (`ide::selection_ranges`), as the protocol's parent chain.
+pub(crate) async fn selection_range(
+    backend: &Backend,
+    params: SelectionRangeParams,
+) -> Result<Option<Vec<SelectionRange>>> {
+    let mut answers = Vec::with_capacity(params.positions.len());
+    for position in params.positions {
+        let Some((analysis, file, offset, unit)) =
+            backend.locate(&params.text_document.uri, position).await
+        else {
+            return Ok(None);
+        };
+        let ranges = guarded("selectionRange", || {
+            ide::selection_ranges(&analysis, file, offset)
+        })?;
+        // Built from the outside in: each range's parent is the next larger.
+        let mut chain: Option<SelectionRange> = None;
+        for range in ranges.into_iter().rev() {
+            chain = Some(SelectionRange {
+                range: to_range(&analysis, file, range, unit),
+                parent: chain.map(Box::new),
+            });
+        }
+        // The protocol wants one answer per position: the position itself
+        // when nothing surrounds it.
+        answers.push(chain.unwrap_or(SelectionRange {
+            range: Range::new(position, position),
+            parent: None,
+        }));
+    }
+    Ok(Some(answers))
+}
+
+/// `file:` values of tools, lifecycle tools and middleware, linked to the
+/// Python file each resolves to (`ide::document_links`).
+pub(crate) async fn document_link(
+    backend: &Backend,
+    params: DocumentLinkParams,
+) -> Result<Option<Vec<DocumentLink>>> {
+    let Some((analysis, file, _, unit)) = backend
+        .locate(&params.text_document.uri, Position::new(0, 0))
+        .await
+    else {
+        return Ok(None);
+    };
+    let links = guarded("documentLink", || ide::document_links(&analysis, file))?
+        .into_iter()
+        .filter_map(|link| {
+            Some(DocumentLink {
+                range: to_range(&analysis, file, link.range, unit),
+                target: Some(file_uri(&analysis, link.target)?),
+                tooltip: None,
+                data: None,
+            })
+        })
+        .collect();
+    Ok(Some(links))
+}
+
+/// Pulled diagnostics of one file: those of the analysis that holds the
+/// document's current text, with a result id (a digest of the report) so an
+/// unchanged report costs the client nothing.
+pub(crate) async fn diagnostic(
+    backend: &Backend,
+    params: DocumentDiagnosticParams,
+) -> Result<DocumentDiagnosticReportResult> {
+    let uri = params.text_document.uri;
+    let unchanged_or_empty = |items: Vec<Diagnostic>| {
+        let result_id = report_id(&items);
+        let report = match params.previous_result_id.as_deref() == Some(result_id.as_str()) {
+            true => DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                related_documents: None,
+                unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                    result_id,
+                },
+            }),
+            false => DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: Some(result_id),
+                    items,
+                },
+            }),
+        };
+        DocumentDiagnosticReportResult::Report(report)
+    };
+    let Some(path) = path_of(&uri) else {
+        return Ok(unchanged_or_empty(Vec::new()));
+    };
+    backend.wait_for_current_analysis(&path).await;
+    let Some((analysis, file, _, unit)) = backend.locate(&uri, Position::new(0, 0)).await else {
+        return Ok(unchanged_or_empty(Vec::new()));
+    };
+    let related = backend.state.lock().await.client.related_information;
+    let items = guarded("diagnostic", || {
+        analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.file == file)
+            .map(|d| to_lsp_diagnostic(&analysis, d, unit, related))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(unchanged_or_empty(items))
+}
+
+/// A digest of a report: equal reports, equal ids.
+fn report_id(items: &[Diagnostic]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(items)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// Names in values by what they are (`ide::semantic_tokens`).
+pub(crate) async fn semantic_tokens_full(
+    backend: &Backend,
+    params: SemanticTokensParams,
+) -> Result<Option<SemanticTokensResult>> {
+    let Some((analysis, file, _, unit)) = backend
+        .locate(&params.text_document.uri, Position::new(0, 0))
+        .await
+    else {
+        return Ok(None);
+    };
+    let data = guarded("semanticTokens", || {
+        let tokens = ide::semantic_tokens(&analysis, file);
+        crate::lsp::to_proto::semantic_tokens(&analysis, file, &tokens, unit)
+    })?;
+    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+        result_id: None,
+        data,
+    })))
+}
