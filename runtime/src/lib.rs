@@ -8,6 +8,7 @@ pub mod backend;
 pub mod batches;
 pub mod context;
 pub mod engine;
+pub mod error;
 pub mod events;
 pub mod expr;
 pub mod history;
@@ -20,4 +21,5 @@ pub mod synthetic;
 pub mod value;
 
 pub use engine::{Engine, EventSink, Recorder, RunOptions, RunState};
+pub use error::Error;
 pub use events::Event;

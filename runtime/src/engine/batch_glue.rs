@@ -72,7 +72,7 @@ impl<'a> Engine<'a> {
             for (key, value) in run.writes {
                 self.policy
                     .check(&key, "task_batch", "set")
-                    .map_err(TurnFailure)?;
+                    .map_err(|e| TurnFailure(e.to_string()))?;
                 let mut write = BTreeMap::new();
                 write.insert(key, Pending::Set(value, "task_batch".into()));
                 self.commit(write);

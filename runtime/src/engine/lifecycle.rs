@@ -13,7 +13,7 @@ impl<'a> Engine<'a> {
         self.emit_started(&initial, &seed, max_turns);
         self.checkpoint();
         if let Err(error) = self.before_chat().await {
-            self.fail("failed", &error, None).await;
+            self.fail("failed", &error.to_string(), None).await;
             return &self.state;
         }
         if let Err(e) = &self.rules {
@@ -57,12 +57,12 @@ impl<'a> Engine<'a> {
     }
 
     /// Continues a paused run with the user's reply.
-    pub async fn resume(&mut self, reply: &str) -> Result<&RunState, String> {
+    pub async fn resume(&mut self, reply: &str) -> Result<&RunState, Error> {
         if self.state.status != "paused" {
-            return Err(format!(
+            return Err(Error::RunState(format!(
                 "run {} is {} and cannot take a reply",
                 self.state.run_id, self.state.status
-            ));
+            )));
         }
         self.state.status = "running".into();
         self.user_turn(reply.to_string()).await;
@@ -72,20 +72,20 @@ impl<'a> Engine<'a> {
     /// Continues a run interrupted during an agent turn (Ctrl-C, a killed
     /// process): the turn is run again from its input, once, as mozaiks
     /// re-runs a pending turn after process loss.
-    pub async fn recover(&mut self) -> Result<&RunState, String> {
+    pub async fn recover(&mut self) -> Result<&RunState, Error> {
         let pending = match (self.state.status.as_str(), self.state.pending_turn.clone()) {
             ("interrupted", Some(p)) => p,
             ("interrupted", None) => {
-                return Err(format!(
+                return Err(Error::RunState(format!(
                     "run {} was interrupted outside an agent turn; there is nothing to re-run",
                     self.state.run_id
-                ))
+                )))
             }
             (status, _) => {
-                return Err(format!(
+                return Err(Error::RunState(format!(
                     "run {} is {status}; only an interrupted run is recovered (a paused one takes --reply)",
                     self.state.run_id
-                ))
+                )))
             }
         };
         self.state.status = "running".into();
@@ -183,7 +183,7 @@ impl<'a> Engine<'a> {
 
     /// §1.4 step 5: `before_chat` tools write as the runtime; they may not
     /// change the identity or build-context keys.
-    pub(super) async fn before_chat(&mut self) -> Result<(), String> {
+    pub(super) async fn before_chat(&mut self) -> Result<(), Error> {
         let guarded: Vec<String> = ["workflow_name", "app_id", "chat_id", "user_id"]
             .iter()
             .map(|s| s.to_string())
@@ -248,14 +248,14 @@ impl<'a> Engine<'a> {
                 }
             }
             if let Err(WorkerError::Spawn(e)) = result {
-                return Err(e);
+                return Err(Error::Worker(e));
             }
         }
         for (k, old) in guarded.iter().zip(before) {
             if self.state.context.get(k) != old.as_ref() {
-                return Err(format!(
+                return Err(Error::Worker(format!(
                     "before_chat changed the immutable context key '{k}'"
-                ));
+                )));
             }
         }
         Ok(())

@@ -21,6 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::backend::{ModelBackend, ToolExchange, ToolSpec, TurnRequest};
 use crate::batches;
 use crate::context::{coerce, Bridge, Loader, Pending, Policy};
+use crate::error::Error;
 use crate::events::Event;
 use crate::expr::evaluate;
 use crate::outputs;
@@ -173,7 +174,7 @@ pub struct Engine<'a> {
     bundle: &'a Bundle,
     /// Shared: each tool call's bridge holds it while the engine is borrowed.
     policy: Arc<Policy>,
-    rules: Result<Vec<Rule>, String>,
+    rules: Result<Vec<Rule>, Error>,
     routed_tools: HashSet<String>,
     backend: Box<dyn ModelBackend + 'a>,
     worker: Worker,

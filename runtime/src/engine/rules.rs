@@ -38,7 +38,7 @@ pub(super) fn present(name: Option<&mzk_analyzer::model::Name>) -> Option<&str> 
 
 /// Compiles the graph at run start (§2.1, §2.2): conditions first in YAML
 /// order, then the after_turn fallbacks.
-pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, String> {
+pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, Error> {
     let mut rules = Vec::new();
     for r in &bundle.rules {
         let target_text = r.target.text.trim();
@@ -50,10 +50,10 @@ pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, String> {
         } else if bundle.agent(target_text).is_some() {
             Target::Agent(target_text.to_string())
         } else {
-            return Err(format!(
+            return Err(Error::Graph(format!(
                 "transition rule {} targets unknown agent '{target_text}'",
                 r.index
-            ));
+            )));
         };
         let test = match (r.transition_type, r.condition_type) {
             (TransitionType::AfterTurn, _) => Test::Always,
@@ -64,17 +64,22 @@ pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, String> {
             (_, Some(ConditionType::ContextExpression)) => {
                 let src = present(r.context_expression.as_ref()).unwrap_or("");
                 let (expr, _) = expression::compile(src).map_err(|e| {
-                    format!(
+                    Error::Graph(format!(
                         "transition rule {}: context_expression does not compile: {}",
                         r.index, e.message
-                    )
+                    ))
                 })?;
                 Test::Expression(expr)
             }
             (_, Some(ConditionType::ToolCalled)) => {
                 Test::ToolCalled(present(r.tool_name.as_ref()).unwrap_or("").to_string())
             }
-            (_, None) => return Err(format!("transition rule {} has no condition_type", r.index)),
+            (_, None) => {
+                return Err(Error::Graph(format!(
+                    "transition rule {} has no condition_type",
+                    r.index
+                )))
+            }
         };
         rules.push(Rule {
             index: r.index,

@@ -71,7 +71,7 @@ impl<'a> Engine<'a> {
     pub(super) async fn settle(
         &mut self,
         from: &str,
-        step: Result<(Next, Option<usize>), String>,
+        step: Result<(Next, Option<usize>), Error>,
     ) -> Option<String> {
         let (next, rule) = match step {
             Ok(x) => x,
@@ -198,7 +198,7 @@ impl<'a> Engine<'a> {
         }
         for key in updates.keys() {
             if let Err(e) = self.policy.check(key, "live_user_context", "set") {
-                self.fail("failed", &e, None).await;
+                self.fail("failed", &e.to_string(), None).await;
                 return;
             }
         }
@@ -217,8 +217,11 @@ impl<'a> Engine<'a> {
         speaker: &str,
         routing_tool: Option<&str>,
         user_resolution: bool,
-    ) -> Result<(Next, Option<usize>), String> {
-        let rules = self.rules.as_ref().map_err(Clone::clone)?;
+    ) -> Result<(Next, Option<usize>), Error> {
+        let rules = self
+            .rules
+            .as_ref()
+            .map_err(|e| Error::Graph(e.to_string()))?;
         for rule in rules {
             let source_matches = if is_user(speaker) {
                 is_user(&rule.source)
@@ -305,7 +308,11 @@ impl<'a> Engine<'a> {
         let mut round = 0;
         let reply = loop {
             round += 1;
-            let reply = self.backend.respond(&request).await.map_err(TurnFailure)?;
+            let reply = self
+                .backend
+                .respond(&request)
+                .await
+                .map_err(|e| TurnFailure(e.to_string()))?;
             self.emit(Event::ModelResponse {
                 agent: agent.to_string(),
                 body: reply.body.clone(),
@@ -446,7 +453,9 @@ impl<'a> Engine<'a> {
         }
         for (key, op) in &text_updates {
             if let Pending::Set(_, writer) = op {
-                self.policy.check(key, writer, "set").map_err(TurnFailure)?;
+                self.policy
+                    .check(key, writer, "set")
+                    .map_err(|e| TurnFailure(e.to_string()))?;
             }
         }
         // The bridge wins a key clash (§1.5 h).

@@ -184,8 +184,10 @@ pub(crate) fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
 fn load_scenario(args: &RunArgs, bundle_dir: &Path) -> Result<Option<Scenario>, String> {
     match (&args.scenario, &args.smoke) {
         (Some(_), Some(_)) => Err("give --scenario or --smoke, not both".into()),
-        (Some(path), None) => scenario::load(path).map(Some),
-        (None, Some(suffix)) => scenario::from_smoke_files(bundle_dir, suffix).map(Some),
+        (Some(path), None) => scenario::load(path).map(Some).map_err(|e| e.to_string()),
+        (None, Some(suffix)) => scenario::from_smoke_files(bundle_dir, suffix)
+            .map(Some)
+            .map_err(|e| e.to_string()),
         (None, None) => Ok(None),
     }
 }
@@ -210,7 +212,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(path) = &args.context {
         let parsed = std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
-            .and_then(|t| mzk_runtime::value::parse_json(&t));
+            .and_then(|t| mzk_runtime::value::parse_json(&t).map_err(|e| e.to_string()));
         match parsed {
             Ok(serde_json::Value::Object(map)) => seed_context.extend(map),
             Ok(_) => {
@@ -337,11 +339,19 @@ pub fn run(args: RunArgs) -> ExitCode {
                 match (saved, args.reply.as_deref()) {
                     (Some(state), Some(reply)) => {
                         engine.restore(state);
-                        engine.resume(reply).await.map(|_| ())
+                        engine
+                            .resume(reply)
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
                     }
                     (Some(state), None) => {
                         engine.restore(state);
-                        engine.recover().await.map(|_| ())
+                        engine
+                            .recover()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
                     }
                     (None, _) => {
                         engine.start().await;
@@ -408,53 +418,59 @@ pub fn runs(args: RunsArgs) -> ExitCode {
         }
     };
     let result = match &args.command {
-        RunsCommand::List { limit, .. } => history.list(*limit).map(|runs| {
-            if json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&runs).unwrap_or_default()
-                );
-            } else {
-                for r in runs {
-                    outln!(
-                        "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
-                        r.id,
-                        r.status,
-                        r.reason,
-                        r.turns,
-                        r.workflow,
-                        r.started_at,
-                        r.error.map(|e| format!("  {e}")).unwrap_or_default()
-                    );
-                }
-            }
-        }),
-        RunsCommand::Show { id, .. } => match history.summary(id) {
-            Ok(None) => Err(format!("no run {id} in {}", db_path.display())),
-            Ok(Some(summary)) => history.events(id).map(|events| {
+        RunsCommand::List { limit, .. } => history
+            .list(*limit)
+            .map(|runs| {
                 if json {
-                    let out = serde_json::json!({"run": summary, "events": events});
-                    outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-                } else {
                     outln!(
-                        "run {} ({}, {} model): {} {}",
-                        summary.id,
-                        summary.workflow,
-                        summary.backend,
-                        summary.status,
-                        summary.reason
+                        "{}",
+                        serde_json::to_string_pretty(&runs).unwrap_or_default()
                     );
-                    for e in events {
-                        let line = serde_json::from_value::<Event>(e.event.clone())
-                            .ok()
-                            .and_then(|ev| ev.human());
-                        if let Some(line) = line {
-                            outln!("{}  {line}", e.at);
-                        }
+                } else {
+                    for r in runs {
+                        outln!(
+                            "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
+                            r.id,
+                            r.status,
+                            r.reason,
+                            r.turns,
+                            r.workflow,
+                            r.started_at,
+                            r.error.map(|e| format!("  {e}")).unwrap_or_default()
+                        );
                     }
                 }
-            }),
-            Err(e) => Err(e),
+            })
+            .map_err(|e| e.to_string()),
+        RunsCommand::Show { id, .. } => match history.summary(id) {
+            Ok(None) => Err(format!("no run {id} in {}", db_path.display())),
+            Ok(Some(summary)) => history
+                .events(id)
+                .map(|events| {
+                    if json {
+                        let out = serde_json::json!({"run": summary, "events": events});
+                        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                    } else {
+                        outln!(
+                            "run {} ({}, {} model): {} {}",
+                            summary.id,
+                            summary.workflow,
+                            summary.backend,
+                            summary.status,
+                            summary.reason
+                        );
+                        for e in events {
+                            let line = serde_json::from_value::<Event>(e.event.clone())
+                                .ok()
+                                .and_then(|ev| ev.human());
+                            if let Some(line) = line {
+                                outln!("{}  {line}", e.at);
+                            }
+                        }
+                    }
+                })
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
         },
     };
     match result {

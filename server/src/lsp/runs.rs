@@ -86,10 +86,10 @@ pub struct Runs {
     known: Mutex<HashMap<String, Known>>,
 }
 
-fn failed(message: String) -> jsonrpc::Error {
+fn failed(message: impl std::fmt::Display) -> jsonrpc::Error {
     jsonrpc::Error {
         code: jsonrpc::ErrorCode::InvalidParams,
-        message: message.into(),
+        message: message.to_string().into(),
         data: None,
     }
 }
@@ -125,7 +125,8 @@ impl Runs {
                 settings.model.clone(),
                 Duration::from_secs(120),
             )
-            .map(|c| Box::new(OpenAiBackend::new(c, bundle)) as Box<dyn ModelBackend>),
+            .map(|c| Box::new(OpenAiBackend::new(c, bundle)) as Box<dyn ModelBackend>)
+            .map_err(|e| e.to_string()),
             "scenario" => Err("the run backend is `scenario`: pass a scenario file, e.g. arguments [bundle, {\"scenario\": \"<bundle>/scenarios/x.yaml\"}], or set the backend to `synthetic`".into()),
             other => Err(format!("unknown run backend `{other}` (synthetic, scenario or openai)")),
         }
@@ -380,7 +381,7 @@ impl Runs {
             engine.shutdown().await;
             engine.state.clone()
         };
-        let storage_error = sink.storage_error().map(str::to_string);
+        let storage_error = sink.storage_error().map(ToString::to_string);
         drop(sink);
         let _ = forwarder.await;
         if let Some(e) = storage_error {
