@@ -46,7 +46,8 @@ pub(super) static AGENT_VIEW: Object = Object {
         list_clean(false, false, false, true),
         Default::EmptyList,
         "Declared variables exposed to this agent.",
-    )],
+    )
+    .refers(Refers::Variable)],
     legacy: &[],
     rules: &[],
 };
@@ -95,6 +96,7 @@ pub(super) static VARIABLE_SOURCE: Object = Object {
             required: false,
             default: Default::Null,
             doc: "data_entity: the entity's schema (written `schema`).",
+            refers: Refers::Nothing,
         },
         field("indexes", Kind::List(ListKind::Dicts { nullable: true }), Default::Null, "data_entity: indexes."),
         field("write_strategy", Kind::Enum { values: &["immediate", "on_phase_transition", "on_workflow_end"], nullable: true }, Default::Null, "data_entity: when to write."),
@@ -125,7 +127,7 @@ pub(super) static CONTEXT_TRIGGER: Object = Object {
     fields: &[
         field("type", Kind::Enum { values: &["agent_text", "ui_response", "user_text"], nullable: false }, REQ,
             "agent_text (needs agent and match), user_text (needs match) or ui_response (needs tool)."),
-        field("agent", TEXT_OPT, Default::Null, "agent_text: whose messages are matched."),
+        field("agent", TEXT_OPT, Default::Null, "agent_text: whose messages are matched.").refers(Refers::Agent { user: false, terminate: false }),
         field("match", Kind::Object { shape: &TRIGGER_MATCH, nullable: true }, Default::Null, "What text sets the variable to true."),
         field("tool", TEXT_OPT, Default::Null, "ui_response: the UI tool id whose answer is read."),
         field("response_key", TEXT_OPT, Default::Null, "ui_response: dotted path of the value in the answer."),

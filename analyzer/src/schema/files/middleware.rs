@@ -30,11 +30,11 @@ pub(super) static MIDDLEWARE_ENTRY: Object = Object {
     name: "prompt middleware entry",
     doc: "One prompt middleware function.",
     fields: &[
-        field("agent", TEXT_REQ, REQ, "The agent it applies to, or `all`."),
+        field("agent", TEXT_REQ, REQ, "The agent it applies to, or `all`.").refers(Refers::Agent { user: false, terminate: false }),
         field("filename", Kind::Text(TextKind::OptionalRequired), Default::Null,
             "Python file, tried as `<bundle>/<filename>` then `<bundle>/tools/<filename>`."),
         field("function", TEXT_REQ, REQ,
-            "Function in that file, called as fn(capture, history); without filename an import path `module:function`."),
+            "Function in that file, called as fn(capture, history); without filename an import path `module:function`.").refers(Refers::Function),
     ],
     legacy: &[("hook_type", "hooks were replaced by prompt middleware: remove hook_type"), ("hook_agent", "the key is now `agent`")],
     rules: &[],

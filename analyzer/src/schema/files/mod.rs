@@ -3,7 +3,7 @@
 
 use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::validate::{Norm, Obj};
-use super::{Field, Object, RuleContext};
+use super::{Field, Object, Refers, RuleContext};
 use crate::rules::Rule;
 
 mod a2a;
@@ -106,6 +106,7 @@ pub(super) const fn field(
         required: matches!(default, Default::None),
         default,
         doc,
+        refers: Refers::Nothing,
     }
 }
 
@@ -139,6 +140,8 @@ pub(super) const fn int(min: Option<i64>, max: Option<i64>, nullable: bool) -> K
 // ---------------------------------------------------------------- vocabulary
 
 pub const STARTUP_MODES: &[&str] = &["AgentDriven", "UserDriven", "BackendOnly"];
+/// The `tool_type` values, in their canonical spelling.
+pub const TOOL_TYPES: &[&str] = &["Agent_Tool", "UI_Tool", "UI_Surface"];
 pub const TRANSITION_TYPES: &[&str] = &["after_turn", "condition"];
 pub const CONDITION_TYPES: &[&str] = &["context_equals", "context_expression", "tool_called"];
 pub const TERMINATION_REASONS: &[&str] = &["workflow_complete", "workflow_failed"];

@@ -116,10 +116,10 @@ pub(super) static SO_FIELD: Object = Object {
     doc: "One field of a model.",
     fields: &[
         field("type", TEXT_REQ, REQ,
-            "str, int, bool, float, optional_str, dict, List, list (needs items), optional_list, optional_dict, literal (needs values), union (needs variants), list[Name], or a model/literal/union name."),
+            "str, int, bool, float, optional_str, dict, List, list (needs items), optional_list, optional_dict, literal (needs values), union (needs variants), list[Name], or a model/literal/union name.").refers(Refers::Model { primitives: true }),
         field("description", TEXT_OPT, Default::Null, "Shown to the model."),
         field("default", Kind::Any, Default::Unset, "Makes the field optional (even `default: null`)."),
-        field("items", TEXT_OPT, Default::Null, "list/optional_list: the item type."),
+        field("items", TEXT_OPT, Default::Null, "list/optional_list: the item type.").refers(Refers::Model { primitives: true }),
         field("values", Kind::List(ListKind::Any { nullable: true, non_empty: false }), Default::Null, "literal: the allowed values."),
         field("variants", list_clean(true, true, false, false), Default::Null, "union: the member types."),
     ],

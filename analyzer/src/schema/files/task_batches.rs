@@ -44,7 +44,11 @@ pub(super) static BATCH: Object = Object {
             TEXT_REQ,
             REQ,
             "The batch runs after this agent's validated output.",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
         field(
             "source",
             Kind::Object {
@@ -95,7 +99,11 @@ pub(super) static BATCH: Object = Object {
             list_clean(false, false, false, false),
             Default::EmptyList,
             "Restricts the worker agents.",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
     ],
     legacy: &[],
     rules: &[batch_recovery],
@@ -120,7 +128,8 @@ pub(super) static BATCH_SOURCE: Object = Object {
             TEXT_REQ,
             REQ,
             "Task model name or `${var}` (advisory).",
-        ),
+        )
+        .refers(Refers::Model { primitives: false }),
     ],
     legacy: &[],
     rules: &[],
@@ -219,13 +228,15 @@ pub(super) static BATCH_RESULT: Object = Object {
             TEXT_REQ,
             REQ,
             "Declared variable receiving the merged results.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "status_key",
             TEXT_REQ,
             REQ,
             "Declared variable receiving the batch status.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "merge_strategy",
             Kind::Enum {
@@ -255,31 +266,39 @@ pub(super) static BATCH_RECOVERY: Object = Object {
             Kind::Text(TextKind::Min1),
             REQ,
             "Agent whose turn triggers recovery (not the batch trigger).",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
         field(
             "request_key",
             Kind::Text(TextKind::Min1),
             REQ,
             "Declared variable holding the recovery request.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "outcome_key",
             Kind::Text(TextKind::Min1),
             REQ,
             "Declared variable receiving the recovery outcome.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "status_key",
             Kind::Text(TextKind::Min1),
             REQ,
             "Declared variable receiving the recovery status.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "input_keys",
             Kind::List(ListKind::Raw),
             Default::EmptyList,
             "Declared variables the recovery reads.",
-        ),
+        )
+        .refers(Refers::Variable),
     ],
     legacy: &[],
     rules: &[],
@@ -300,13 +319,21 @@ pub(super) static CONVEYOR: Object = Object {
             TEXT_REQ,
             REQ,
             "Agent whose output holds `DecompositionPlan.tasks`.",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
         field(
             "execution_agents",
             list_clean(false, false, true, false),
             REQ,
             "Agents allowed to run tasks (at least one).",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
         CONCURRENCY,
         FAILURE_POLICY,
         RETRY_LIMIT,

@@ -39,7 +39,11 @@ pub(super) static TOOL: Object = Object {
             Kind::StrOrList,
             REQ,
             "The owning agent, or a list of agents (a single name when `outcome` is set).",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
         field(
             "file",
             TEXT_REQ,
@@ -51,7 +55,8 @@ pub(super) static TOOL: Object = Object {
             TEXT_REQ,
             REQ,
             "Function in that file; also the tool name the model sees.",
-        ),
+        )
+        .refers(Refers::Function),
         field(
             "description",
             TEXT_OPT,
@@ -145,9 +150,13 @@ pub(super) static LIFECYCLE_TOOL: Object = Object {
             TEXT_OPT,
             Default::Null,
             "The agent for agent-level triggers; null for on_start/on_complete/on_fail.",
-        ),
+        )
+        .refers(Refers::Agent {
+            user: false,
+            terminate: false,
+        }),
         field("file", TEXT_REQ, REQ, "Python file, resolved like tools."),
-        field("function", TEXT_REQ, REQ, "Function in that file."),
+        field("function", TEXT_REQ, REQ, "Function in that file.").refers(Refers::Function),
         field("description", TEXT_OPT, Default::Null, "What it does."),
         field(
             "tool_type",
@@ -256,13 +265,15 @@ pub(super) static OUTCOME: Object = Object {
             Kind::Text(TextKind::ExactName),
             REQ,
             "Routing variable that stores the outcome.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "attempts_key",
             Kind::Text(TextKind::ExactName),
             REQ,
             "Variable that counts attempts.",
-        ),
+        )
+        .refers(Refers::Variable),
         field(
             "result_field",
             Kind::Text(TextKind::ExactName),

@@ -97,7 +97,16 @@ pub struct ObjField {
 }
 
 impl Obj {
+    /// Every accessor reads through here. A key that is not in the shape's
+    /// description (a typo, a renamed key, an alias: values are stored under
+    /// the canonical name) would silently read as absent, so debug builds
+    /// stop at once; the fixture and real-bundle tests run every read.
     pub fn field(&self, name: &str) -> Option<&ObjField> {
+        debug_assert!(
+            self.shape.fields.iter().any(|f| f.name == name),
+            "`{name}` is not a key of {} in the schema",
+            self.shape.name
+        );
         self.fields.iter().find(|f| f.name == name)
     }
 
@@ -520,5 +529,18 @@ mod tests {
         assert_eq!(python_float("1e3"), Some(1000.0));
         assert_eq!(python_float(".5"), Some(0.5));
         assert!(python_float("nan").unwrap().is_nan());
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "`workflow_nam` is not a key of orchestrator.yaml")]
+    fn reading_a_key_the_schema_does_not_describe_stops_debug_builds() {
+        let obj = Obj {
+            shape: super::super::file_schema(FileKind::Orchestrator).root,
+            range: TextRange::new(0, 0),
+            anchor: TextRange::new(0, 0),
+            fields: Vec::new(),
+        };
+        let _ = obj.str("workflow_nam");
     }
 }

@@ -2,6 +2,7 @@
 //! what mozaiks would reject or silently coerce, and returns the normalised value.
 
 use super::*;
+use crate::schema::TOOL_TYPES;
 
 impl Validator<'_> {
     pub(super) fn value(
@@ -124,28 +125,24 @@ impl Validator<'_> {
             None => node.python_str(),
         };
         let folded = text.trim().to_lowercase().replace('-', "_");
-        let canonical = match folded.as_str() {
-            "agent_tool" => "Agent_Tool",
-            "ui_tool" => "UI_Tool",
-            "ui_surface" => "UI_Surface",
-            _ => {
-                let hint = if folded == "standard" {
-                    " (the legacy `Standard` is now `Agent_Tool`)".to_string()
-                } else {
-                    suggestion(text.trim(), ["Agent_Tool", "UI_Tool", "UI_Surface"])
-                };
-                self.report(
-                    Rule::InvalidEnumValue,
-                    range,
-                    format!(
-                        "`{name}` must be `Agent_Tool`, `UI_Tool` or `UI_Surface`, found {}{hint}",
-                        describe(node)
-                    ),
-                );
-                return None;
-            }
+        let Some(canonical) = TOOL_TYPES.iter().find(|t| t.to_lowercase() == folded) else {
+            let hint = if folded == "standard" {
+                " (the legacy `Standard` is now `Agent_Tool`)".to_string()
+            } else {
+                suggestion(text.trim(), TOOL_TYPES.iter().copied())
+            };
+            self.report(
+                Rule::InvalidEnumValue,
+                range,
+                format!(
+                    "`{name}` must be {}, found {}{hint}",
+                    one_of(TOOL_TYPES),
+                    describe(node)
+                ),
+            );
+            return None;
         };
-        item(Norm::Str(canonical.into()))
+        item(Norm::Str(canonical.to_string()))
     }
 
     fn lower_enum(
