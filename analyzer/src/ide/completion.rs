@@ -332,6 +332,58 @@ mod completion_tests {
             .collect()
     }
 
+    /// Labels offered at the `$0` of an inline fixture.
+    fn complete_at(text: &str) -> Vec<String> {
+        let f = crate::ide::fixture::fixture(text);
+        let file = f.analysis.bundle.file(f.file).unwrap();
+        let kind = crate::schema::FileKind::from_path(&file.relative).unwrap();
+        completions(&f.analysis, kind, &file.text, f.offset)
+            .into_iter()
+            .map(|c| c.label)
+            .collect()
+    }
+
+    #[test]
+    fn agent_values_offer_the_bundles_agents_and_the_reserved_names_the_key_allows() {
+        let agents = "
+            //- /agents.yaml
+            agents:
+              - name: ResearchAgent
+                system_message: Research.
+              - name: ReplyAgent
+                system_message: Reply.
+        ";
+        let target = complete_at(&format!(
+            "{agents}
+            //- /transition_graph.yaml
+            transition_rules:
+              - source_agent: ResearchAgent
+                target_agent: Re$0
+            "
+        ));
+        assert_eq!(target, ["ResearchAgent", "ReplyAgent"]);
+        let reserved = complete_at(&format!(
+            "{agents}
+            //- /transition_graph.yaml
+            transition_rules:
+              - target_agent: $0
+            "
+        ));
+        assert_eq!(
+            reserved,
+            ["ResearchAgent", "ReplyAgent", "user", "terminate"]
+        );
+        // A tool's agent is never `user` or `terminate`.
+        let tool = complete_at(&format!(
+            "{agents}
+            //- /tools.yaml
+            tools:
+              - agent: $0
+            "
+        ));
+        assert_eq!(tool, ["ResearchAgent", "ReplyAgent"]);
+    }
+
     #[test]
     fn completion_of_keys_and_values_from_the_schema_and_the_bundle() {
         use crate::schema::FileKind as F;
@@ -346,16 +398,6 @@ mod completion_tests {
         assert_eq!(nested, ["workflow_primitive"]);
         let map_entry = complete(F::ContextVariables, "definitions:\n  my_var:\n    auth|\n");
         assert_eq!(map_entry, ["authority_class", "authorization"]);
-        let agents = complete(
-            F::TransitionGraph,
-            "transition_rules:\n  - source_agent: Intake\n    target_agent: Re|\n",
-        );
-        assert_eq!(agents, ["ResearchPlannerAgent", "ReplyAgent"]);
-        let reserved = complete(
-            F::TransitionGraph,
-            "transition_rules:\n  - target_agent: t|",
-        );
-        assert_eq!(reserved, ["terminate"]);
         // A no-break space (two bytes) before the word.
         let after_nbsp = complete(
             F::TransitionGraph,

@@ -5,6 +5,8 @@
 
 mod completion;
 mod fixes;
+#[cfg(test)]
+pub(crate) mod fixture;
 mod hover;
 mod outline;
 mod rename;
