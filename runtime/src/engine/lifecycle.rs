@@ -271,14 +271,19 @@ impl<'a> Engine<'a> {
         else {
             return;
         };
-        let args = json!({
-            "app_id": self.opts.app_id,
-            "execution_id": self.state.run_id,
-            "chat_id": self.state.run_id,
-            "user_id": self.opts.user_id,
-            "workflow_name": self.state.workflow,
-        });
+        let args = Value::Object(self.run_identity());
         self.lifecycle_call(i, trigger, args, false).await;
+    }
+
+    /// The run identity every lifecycle tool gets (§4.5).
+    fn run_identity(&self) -> Map<String, Value> {
+        let mut identity = Map::new();
+        identity.insert("app_id".into(), json!(self.opts.app_id));
+        identity.insert("execution_id".into(), json!(self.state.run_id));
+        identity.insert("chat_id".into(), json!(self.state.run_id));
+        identity.insert("user_id".into(), json!(self.opts.user_id));
+        identity.insert("workflow_name".into(), json!(self.state.workflow));
+        identity
     }
 
     pub(super) async fn lifecycle_call(
@@ -337,15 +342,10 @@ impl<'a> Engine<'a> {
             .map(|(i, _)| i)
             .collect();
         for i in ids {
-            let args = json!({
-                "app_id": self.opts.app_id,
-                "execution_id": self.state.run_id,
-                "chat_id": self.state.run_id,
-                "user_id": self.opts.user_id,
-                "workflow_name": self.state.workflow,
-                "error": text,
-            });
-            self.lifecycle_call(i, "on_fail", args, true).await;
+            let mut args = self.run_identity();
+            args.insert("error".into(), Value::String(text.clone()));
+            self.lifecycle_call(i, "on_fail", Value::Object(args), true)
+                .await;
         }
         self.finish_event();
     }

@@ -587,11 +587,7 @@ impl Validator<'_> {
                 if !matches!(e.value.kind, NodeKind::Invalid) {
                     self.report(
                         Rule::WrongType,
-                        if e.value.range.is_empty() {
-                            e.key.range
-                        } else {
-                            e.value.range
-                        },
+                        value_or_key_range(e),
                         format!(
                             "`{name}.{}` must be a mapping ({}), found {}",
                             k.as_str().unwrap_or(""),
@@ -602,13 +598,7 @@ impl Validator<'_> {
                 }
                 continue;
             }
-            out.push((
-                k,
-                Item {
-                    range: e.value.range,
-                    value: Norm::Obj(self.object(&e.value, shape, e.key.range)),
-                },
-            ));
+            out.push((k, self.entry_object(e, shape)));
         }
         if non_empty && entries.is_empty() {
             self.report(
@@ -620,6 +610,14 @@ impl Validator<'_> {
         item(Norm::Map(out))
     }
 
+    /// A mapping entry's value, validated as an object of `shape`.
+    fn entry_object(&mut self, e: &Entry, shape: &'static Object) -> Item {
+        Item {
+            range: e.value.range,
+            value: Norm::Obj(self.object(&e.value, shape, e.key.range)),
+        }
+    }
+
     fn registry(&mut self, node: &Node, name: &str, range: TextRange) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         let entries = self.map_entries(node, name)?;
@@ -628,11 +626,7 @@ impl Validator<'_> {
             let Some(k) = self.map_key(e, name, KeyKind::Name) else {
                 continue;
             };
-            let range = if e.value.range.is_empty() {
-                e.key.range
-            } else {
-                e.value.range
-            };
+            let range = value_or_key_range(e);
             let value = match &e.value.kind {
                 NodeKind::Scalar(Scalar {
                     value: Value::Null, ..
@@ -686,7 +680,7 @@ impl Validator<'_> {
             let model_name = k.as_str().unwrap_or("").to_string();
             if e.value.as_map().is_none() {
                 if !matches!(e.value.kind, NodeKind::Invalid) {
-                    self.report(Rule::WrongType, if e.value.range.is_empty() { e.key.range } else { e.value.range }, format!("definition `{model_name}` must be a mapping with a `type` (model, literal or union), found {}", describe(&e.value)));
+                    self.report(Rule::WrongType, value_or_key_range(e), format!("definition `{model_name}` must be a mapping with a `type` (model, literal or union), found {}", describe(&e.value)));
                 }
                 continue;
             }
@@ -711,14 +705,18 @@ impl Validator<'_> {
                     continue;
                 }
             };
-            out.push((
-                k,
-                Item {
-                    range: e.value.range,
-                    value: Norm::Obj(self.object(&e.value, shape, e.key.range)),
-                },
-            ));
+            out.push((k, self.entry_object(e, shape)));
         }
         item(Norm::Map(out))
+    }
+}
+
+/// Where to point at an entry's value: the value, or its key when the value is
+/// empty (`key:` with nothing after it).
+fn value_or_key_range(e: &Entry) -> TextRange {
+    if e.value.range.is_empty() {
+        e.key.range
+    } else {
+        e.value.range
     }
 }
