@@ -46,6 +46,9 @@ pub enum Error {
     /// compile, task dependencies that are unknown or cyclic.
     #[error("{0}")]
     Graph(String),
+    /// No run with this id in the run history.
+    #[error("no run {run_id} in {}", .history.display())]
+    UnknownRun { run_id: String, history: PathBuf },
     /// The run is not in a state that allows the request (a reply to a run
     /// that is not paused, a recovery with nothing to re-run).
     #[error("{0}")]

@@ -14,6 +14,7 @@ use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
+use mzk_runtime::Error;
 use mzk_runtime::{Engine, Event, RunOptions};
 
 #[derive(clap::Args, Debug)]
@@ -418,59 +419,56 @@ pub fn runs(args: RunsArgs) -> ExitCode {
         }
     };
     let result = match &args.command {
-        RunsCommand::List { limit, .. } => history
-            .list(*limit)
-            .map(|runs| {
-                if json {
+        RunsCommand::List { limit, .. } => history.list(*limit).map(|runs| {
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&runs).unwrap_or_default()
+                );
+            } else {
+                for r in runs {
                     outln!(
-                        "{}",
-                        serde_json::to_string_pretty(&runs).unwrap_or_default()
+                        "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
+                        r.id,
+                        r.status,
+                        r.reason,
+                        r.turns,
+                        r.workflow,
+                        r.started_at,
+                        r.error.map(|e| format!("  {e}")).unwrap_or_default()
                     );
-                } else {
-                    for r in runs {
-                        outln!(
-                            "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
-                            r.id,
-                            r.status,
-                            r.reason,
-                            r.turns,
-                            r.workflow,
-                            r.started_at,
-                            r.error.map(|e| format!("  {e}")).unwrap_or_default()
-                        );
-                    }
                 }
-            })
-            .map_err(|e| e.to_string()),
+            }
+        }),
         RunsCommand::Show { id, .. } => match history.summary(id) {
-            Ok(None) => Err(format!("no run {id} in {}", db_path.display())),
-            Ok(Some(summary)) => history
-                .events(id)
-                .map(|events| {
-                    if json {
-                        let out = serde_json::json!({"run": summary, "events": events});
-                        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-                    } else {
-                        outln!(
-                            "run {} ({}, {} model): {} {}",
-                            summary.id,
-                            summary.workflow,
-                            summary.backend,
-                            summary.status,
-                            summary.reason
-                        );
-                        for e in events {
-                            let line = serde_json::from_value::<Event>(e.event.clone())
-                                .ok()
-                                .and_then(|ev| ev.human());
-                            if let Some(line) = line {
-                                outln!("{}  {line}", e.at);
-                            }
+            Ok(None) => Err(Error::UnknownRun {
+                run_id: id.clone(),
+                history: db_path.clone(),
+            }),
+            Ok(Some(summary)) => history.events(id).map(|events| {
+                if json {
+                    let out = serde_json::json!({"run": summary, "events": events});
+                    outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                } else {
+                    outln!(
+                        "run {} ({}, {} model): {} {}",
+                        summary.id,
+                        summary.workflow,
+                        summary.backend,
+                        summary.status,
+                        summary.reason
+                    );
+                    for e in events {
+                        let line = serde_json::from_value::<Event>(e.event.clone())
+                            .ok()
+                            .and_then(|ev| ev.human());
+                        if let Some(line) = line {
+                            outln!("{}  {line}", e.at);
                         }
                     }
-                })
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
+                }
+            }),
+            Err(e) => Err(e),
         },
     };
     match result {
