@@ -96,11 +96,11 @@ impl ContextAccess for NoContext {
     fn get(&mut self, key: &str) -> Option<Value> {
         self.0.get(key).cloned()
     }
-    fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+    fn set(&mut self, key: &str, value: Value) -> Result<(), mzk_runtime::Error> {
         self.0.insert(key.into(), value);
         Ok(())
     }
-    fn delete(&mut self, key: &str) -> Result<(), String> {
+    fn delete(&mut self, key: &str) -> Result<(), mzk_runtime::Error> {
         self.0.remove(key);
         Ok(())
     }

@@ -10,6 +10,8 @@ use mzk_analyzer::model::Bundle;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::error::Error;
+
 pub use crate::synthetic::SyntheticBackend;
 
 /// What the runner asks the model for one turn.
@@ -80,7 +82,7 @@ pub struct ModelReply {
     pub needs_tool_results: bool,
 }
 
-pub type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelReply, String>> + Send + 'a>>;
+pub type BackendFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelReply, Error>> + Send + 'a>>;
 
 /// A model. `respond` takes `&self` so that the tasks of a batch can ask
 /// it concurrently.
@@ -213,7 +215,7 @@ impl ModelBackend for ScenarioBackend {
                 needs_tool_results: false,
             }),
             Some(ScriptedResponse::Full(full)) => match full.error {
-                Some(error) => Err(error),
+                Some(error) => Err(Error::Model(error)),
                 None => Ok(ModelReply {
                     body: match (full.output, full.text) {
                         (Some(output), _) => Value::String(output.to_string()),
@@ -226,10 +228,10 @@ impl ModelBackend for ScenarioBackend {
             },
             None => match self.fallback.as_ref() {
                 Some(synthetic) => Ok(synthetic.reply(request)),
-                None => Err(format!(
+                None => Err(Error::Model(format!(
                     "the scenario has no more responses for {} (turn {}); add one under `responses.{}` or set `fallback: synthetic`",
                     request.agent, request.turn, request.agent
-                )),
+                ))),
             },
         };
         Box::pin(async move {

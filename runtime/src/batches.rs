@@ -13,6 +13,7 @@ use petgraph::graph::DiGraph;
 use serde_json::{json, Map, Value};
 
 use crate::backend::{ModelBackend, TurnRequest};
+use crate::error::Error;
 use crate::events::Event;
 use crate::outputs;
 
@@ -109,7 +110,7 @@ pub fn tasks_of(batch: &TaskBatch, payload: &Value) -> Vec<Task> {
 }
 
 /// §6.3: empty or duplicate ids, unknown or self dependencies and cycles.
-pub fn validate_graph(batch_id: &str, tasks: &[Task]) -> Result<(), String> {
+pub fn validate_graph(batch_id: &str, tasks: &[Task]) -> Result<(), Error> {
     let mut problems = Vec::new();
     let mut index = HashMap::new();
     for (i, t) in tasks.iter().enumerate() {
@@ -137,10 +138,10 @@ pub fn validate_graph(batch_id: &str, tasks: &[Task]) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(Error::Graph(format!(
             "task batch '{batch_id}' has unresolved or cyclic dependencies: {}",
             problems.join("; ")
-        ))
+        )))
     }
 }
 
@@ -251,7 +252,14 @@ async fn run_task(
                 continue;
             }
             Ok(Err(e)) => {
-                attempt_failed(&batch_id, &task.id, attempt, "worker_failed", e, events);
+                attempt_failed(
+                    &batch_id,
+                    &task.id,
+                    attempt,
+                    "worker_failed",
+                    e.to_string(),
+                    events,
+                );
                 last_error = "internal_error".into();
                 feedback = Some(format!("[TASK VALIDATION FEEDBACK]\n{last_error}"));
                 continue;
@@ -273,7 +281,7 @@ async fn run_task(
                         &task.id,
                         attempt,
                         "structured_output_validation_failed",
-                        e,
+                        e.to_string(),
                         events,
                     );
                     feedback = Some(format!("[TASK VALIDATION FEEDBACK]\n{}", cut(&last_error)));
@@ -454,7 +462,7 @@ pub async fn run(
     };
     if let Err(e) = validate_graph(&batch_id, &tasks) {
         write_status(&mut out, status_key.as_deref(), "failed");
-        out.error = Some(e);
+        out.error = Some(e.to_string());
         return out;
     }
     if batch.execution.require_owned_paths {

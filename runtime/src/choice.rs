@@ -99,7 +99,7 @@ impl ModelChoice<'_> {
             (BackendKind::Openai, _) => {
                 OpenAiConfig::resolve(self.endpoint, self.model, self.timeout)
                     .map(|c| Box::new(OpenAiBackend::new(c, bundle)) as Box<dyn ModelBackend>)
-                    .map_err(ChoiceError::OpenAi)
+                    .map_err(|e| ChoiceError::OpenAi(e.to_string()))
             }
         }
     }

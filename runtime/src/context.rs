@@ -7,6 +7,7 @@ use mzk_analyzer::model::authority::{self, Authority};
 use mzk_analyzer::model::Bundle;
 use serde_json::{Map, Value};
 
+use crate::error::Error;
 use crate::python::ContextAccess;
 
 /// Who may write what.
@@ -40,30 +41,30 @@ impl Policy {
     }
 
     /// `Ok` when `writer` may `op` (set or delete) `key`; else the reference's error text.
-    pub fn check(&self, key: &str, writer: &str, op: &str) -> Result<(), String> {
+    pub fn check(&self, key: &str, writer: &str, op: &str) -> Result<(), Error> {
         let key = key.trim();
         if key.is_empty() {
-            return Err(format!(
+            return Err(Error::Denied(format!(
                 "context_authority.empty_key workflow={} writer={writer}",
                 self.workflow
-            ));
+            )));
         }
         if writer == "runtime_system" {
             return Ok(());
         }
         let Some((authority, build_context)) = self.declared.get(key) else {
-            return Err(format!(
+            return Err(Error::Denied(format!(
                 "context_authority.unknown_key workflow={} key={key} writer={writer} op={op}",
                 self.workflow
-            ));
+            )));
         };
         if authority.can_write(writer, *build_context) {
             Ok(())
         } else {
-            Err(format!(
+            Err(Error::Denied(format!(
                 "context_authority.rejected workflow={} key={key} writer={writer} op={op}",
                 self.workflow
-            ))
+            )))
         }
     }
 
@@ -185,11 +186,11 @@ impl ContextAccess for Bridge<'_> {
         }
     }
 
-    fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+    fn set(&mut self, key: &str, value: Value) -> Result<(), Error> {
         let writer = self.writer_for(key);
         if let Err(e) = self.policy.check(key, writer, "set") {
             self.refused
-                .push((key.to_string(), writer.to_string(), e.clone()));
+                .push((key.to_string(), writer.to_string(), e.to_string()));
             return Err(e);
         }
         self.pending.insert(
@@ -199,11 +200,11 @@ impl ContextAccess for Bridge<'_> {
         Ok(())
     }
 
-    fn delete(&mut self, key: &str) -> Result<(), String> {
+    fn delete(&mut self, key: &str) -> Result<(), Error> {
         let writer = self.writer_for(key);
         if let Err(e) = self.policy.check(key, writer, "delete") {
             self.refused
-                .push((key.to_string(), writer.to_string(), e.clone()));
+                .push((key.to_string(), writer.to_string(), e.to_string()));
             return Err(e);
         }
         if self.get(key).is_some() {
@@ -213,7 +214,7 @@ impl ContextAccess for Bridge<'_> {
         Ok(())
     }
 
-    fn ui(&mut self, tool_id: &str, payload: Value, awaiting: bool) -> Result<Value, String> {
+    fn ui(&mut self, tool_id: &str, payload: Value, awaiting: bool) -> Result<Value, Error> {
         let n = self.ui_shown.len() + 1;
         let event_id = format!("{tool_id}_{:08x}", (n as u32).wrapping_mul(0x9e37_79b9));
         if !awaiting {
@@ -238,9 +239,9 @@ impl ContextAccess for Bridge<'_> {
                 Ok(Value::Object(map))
             }
             Some(other) => Ok(other),
-            None => Err(format!(
+            None => Err(Error::Unavailable(format!(
                 "UI tool {tool_id} waits for the user, and the run has no scripted answer: add `user.tool_responses.{tool_id}` (or `*`) to the scenario; mozaiks would wait without a timeout"
-            )),
+            ))),
         }
     }
 
@@ -270,11 +271,11 @@ impl ContextAccess for Loader<'_> {
     fn get(&mut self, key: &str) -> Option<Value> {
         self.values.get(key).cloned()
     }
-    fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+    fn set(&mut self, key: &str, value: Value) -> Result<(), Error> {
         self.values.insert(key.trim().to_string(), value);
         Ok(())
     }
-    fn delete(&mut self, key: &str) -> Result<(), String> {
+    fn delete(&mut self, key: &str) -> Result<(), Error> {
         self.values.remove(key);
         Ok(())
     }

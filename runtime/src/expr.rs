@@ -5,6 +5,7 @@
 use mzk_analyzer::syntax::expression::{CmpOp, Const, Expr};
 use serde_json::{Map, Value};
 
+use crate::error::Error;
 use crate::value::{py_cmp, py_eq, py_type, truthy};
 
 /// What an operand evaluates to: JSON data, or one of the few Python values
@@ -44,10 +45,15 @@ fn eq(a: &Py, b: &Py) -> bool {
     }
 }
 
-/// The result of `rule.when(context)`: the expression's truth value.
-pub fn evaluate(expr: &Expr, context: &Map<String, Value>) -> Result<bool, String> {
-    eval(expr, context).map(|v| truth(&v))
+/// The result of `rule.when(context)`: the expression's truth value, or what
+/// Python raises.
+pub fn evaluate(expr: &Expr, context: &Map<String, Value>) -> Result<bool, Error> {
+    eval(expr, context).map(|v| truth(&v)).map_err(Error::Eval)
 }
+
+// `eval` recurses once per tree level and must fit the deepest compilable tree
+// on a small stack, so its error stays a plain String (Python's text) and is
+// typed once, in `evaluate`.
 
 fn eval(expr: &Expr, ctx: &Map<String, Value>) -> Result<Py, String> {
     Ok(match expr {
@@ -201,7 +207,9 @@ fn compare(a: &Py, op: CmpOp, b: &Py) -> Result<bool, String> {
         }
         CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
             let ordering = match (a, b) {
-                (Py::Data(x), Py::Data(y)) => py_cmp(x, y, op.as_str())?,
+                (Py::Data(x), Py::Data(y)) => {
+                    py_cmp(x, y, op.as_str()).map_err(|e| e.to_string())?
+                }
                 (Py::Bytes(x), Py::Bytes(y)) => x.cmp(y),
                 _ => {
                     return Err(format!(
@@ -230,7 +238,7 @@ mod tests {
 
     fn run(src: &str, ctx: Value) -> Result<bool, String> {
         let (expr, _) = compile(src).expect(src);
-        evaluate(&expr, ctx.as_object().unwrap())
+        evaluate(&expr, ctx.as_object().unwrap()).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::engine::{EventSink, RunState};
+use crate::error::Error;
 use crate::events::Event;
 
 /// Where a bundle's history lives unless told otherwise: `.mzk/runs.db`
@@ -44,10 +45,6 @@ pub struct StoredEvent {
     pub seq: u32,
     pub at: String,
     pub event: serde_json::Value,
-}
-
-fn sql(e: rusqlite::Error) -> String {
-    format!("run history: {e}")
 }
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
@@ -100,7 +97,7 @@ pub struct RecordingSink<F> {
     history: History,
     run_id: String,
     forward: F,
-    storage_error: Option<String>,
+    storage_error: Option<Error>,
 }
 
 impl<F: FnMut(&Event) + Send> RecordingSink<F> {
@@ -114,8 +111,8 @@ impl<F: FnMut(&Event) + Send> RecordingSink<F> {
     }
 
     /// The first event or state that could not be stored, if any.
-    pub fn storage_error(&self) -> Option<&str> {
-        self.storage_error.as_deref()
+    pub fn storage_error(&self) -> Option<&Error> {
+        self.storage_error.as_ref()
     }
 }
 
@@ -135,15 +132,19 @@ impl<F: FnMut(&Event) + Send> EventSink for RecordingSink<F> {
 }
 
 impl History {
-    pub fn open(path: &Path) -> Result<History, String> {
+    pub fn open(path: &Path) -> Result<History, Error> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("run history: cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|source| Error::HistoryFolder {
+                path: parent.to_path_buf(),
+                source,
+            })?;
         }
-        let db =
-            Connection::open(path).map_err(|e| format!("run history {}: {e}", path.display()))?;
-        db.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(sql)?;
+        let open_error = |source| Error::HistoryOpen {
+            path: path.to_path_buf(),
+            source,
+        };
+        let db = Connection::open(path).map_err(open_error)?;
+        db.busy_timeout(std::time::Duration::from_secs(5))?;
         db.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
@@ -170,7 +171,7 @@ impl History {
                  PRIMARY KEY (run_id, seq)
              );",
         )
-        .map_err(|e| format!("run history {}: {e}", path.display()))?;
+        .map_err(open_error)?;
         let history = History { db };
         history.mark_orphans()?;
         Ok(history)
@@ -182,66 +183,60 @@ impl History {
         workflow: &str,
         bundle: &str,
         backend: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         let at = now();
-        self.db
-            .execute(
-                "INSERT INTO runs (id, workflow, bundle, backend, started_at, updated_at, status, pid)
+        self.db.execute(
+            "INSERT INTO runs (id, workflow, bundle, backend, started_at, updated_at, status, pid)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?5, 'running', ?6)",
-                params![id, workflow, bundle, backend, at, std::process::id()],
-            )
-            .map_err(sql)?;
+            params![id, workflow, bundle, backend, at, std::process::id()],
+        )?;
         Ok(())
     }
 
     /// Appends one event (committed at once).
-    pub fn append(&self, run_id: &str, event: &Event) -> Result<(), String> {
-        let data = serde_json::to_string(event).map_err(|e| e.to_string())?;
+    pub fn append(&self, run_id: &str, event: &Event) -> Result<(), Error> {
+        let data = serde_json::to_string(event)?;
         self.db
             .execute(
                 "INSERT INTO events (run_id, seq, at, type, data)
                  VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run_id = ?1), ?2, ?3, ?4)",
                 params![run_id, now(), event.type_name(), data],
             )
-            .map_err(sql)?;
+            ?;
         Ok(())
     }
 
     /// Saves the run's state (status, turns, the resumable state).
-    pub fn save_state(&self, state: &RunState) -> Result<(), String> {
-        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
+    pub fn save_state(&self, state: &RunState) -> Result<(), Error> {
+        let json = serde_json::to_string(state)?;
         let pid: Option<u32> = (state.status == "running").then(std::process::id);
-        self.db
-            .execute(
-                "UPDATE runs SET status = ?2, reason = ?3, error = ?4, turns = ?5, state = ?6,
+        self.db.execute(
+            "UPDATE runs SET status = ?2, reason = ?3, error = ?4, turns = ?5, state = ?6,
                  updated_at = ?7, pid = ?8 WHERE id = ?1",
-                params![
-                    state.run_id,
-                    state.status,
-                    state.reason,
-                    state.error,
-                    state.turn_count,
-                    json,
-                    now(),
-                    pid
-                ],
-            )
-            .map_err(sql)?;
+            params![
+                state.run_id,
+                state.status,
+                state.reason,
+                state.error,
+                state.turn_count,
+                json,
+                now(),
+                pid
+            ],
+        )?;
         Ok(())
     }
 
     /// Marks a resumed run as running in this process.
-    pub fn claim(&self, run_id: &str) -> Result<(), String> {
-        self.db
-            .execute(
-                "UPDATE runs SET status = 'running', pid = ?2, updated_at = ?3 WHERE id = ?1",
-                params![run_id, std::process::id(), now()],
-            )
-            .map_err(sql)?;
+    pub fn claim(&self, run_id: &str) -> Result<(), Error> {
+        self.db.execute(
+            "UPDATE runs SET status = 'running', pid = ?2, updated_at = ?3 WHERE id = ?1",
+            params![run_id, std::process::id(), now()],
+        )?;
         Ok(())
     }
 
-    pub fn load_state(&self, run_id: &str) -> Result<Option<RunState>, String> {
+    pub fn load_state(&self, run_id: &str) -> Result<Option<RunState>, Error> {
         let row: Option<Option<String>> = self
             .db
             .query_row(
@@ -249,37 +244,37 @@ impl History {
                 params![run_id],
                 |r| r.get(0),
             )
-            .optional()
-            .map_err(sql)?;
+            .optional()?;
         match row {
             None => Ok(None),
             Some(None) => Ok(Some(RunState {
                 run_id: run_id.to_string(),
                 ..RunState::default()
             })),
-            Some(Some(json)) => serde_json::from_str(&json)
-                .map(Some)
-                .map_err(|e| format!("run {run_id}: unreadable state: {e}")),
+            Some(Some(json)) => {
+                serde_json::from_str(&json)
+                    .map(Some)
+                    .map_err(|source| Error::UnreadableState {
+                        run_id: run_id.to_string(),
+                        source,
+                    })
+            }
         }
     }
 
-    pub fn list(&self, limit: usize) -> Result<Vec<RunSummary>, String> {
+    pub fn list(&self, limit: usize) -> Result<Vec<RunSummary>, Error> {
         self.summaries(
             "ORDER BY started_at DESC, id DESC LIMIT ?1",
             params![limit as i64],
         )
     }
 
-    pub fn summary(&self, run_id: &str) -> Result<Option<RunSummary>, String> {
+    pub fn summary(&self, run_id: &str) -> Result<Option<RunSummary>, Error> {
         Ok(self.summaries("WHERE id = ?1", params![run_id])?.pop())
     }
 
     /// Runs with their event counts, as `list` and `summary` select them.
-    fn summaries(
-        &self,
-        tail: &str,
-        args: impl rusqlite::Params,
-    ) -> Result<Vec<RunSummary>, String> {
+    fn summaries(&self, tail: &str, args: impl rusqlite::Params) -> Result<Vec<RunSummary>, Error> {
         let mut stmt = self
             .db
             .prepare(&format!(
@@ -287,57 +282,49 @@ impl History {
                         (SELECT COUNT(*) FROM events e WHERE e.run_id = runs.id)
                  FROM runs {tail}"
             ))
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map(args, |r| {
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    workflow: r.get(1)?,
-                    bundle: r.get(2)?,
-                    backend: r.get(3)?,
-                    started_at: r.get(4)?,
-                    updated_at: r.get(5)?,
-                    status: r.get(6)?,
-                    reason: r.get(7)?,
-                    error: r.get(8)?,
-                    turns: r.get(9)?,
-                    events: r.get(10)?,
-                })
+            ?;
+        let rows = stmt.query_map(args, |r| {
+            Ok(RunSummary {
+                id: r.get(0)?,
+                workflow: r.get(1)?,
+                bundle: r.get(2)?,
+                backend: r.get(3)?,
+                started_at: r.get(4)?,
+                updated_at: r.get(5)?,
+                status: r.get(6)?,
+                reason: r.get(7)?,
+                error: r.get(8)?,
+                turns: r.get(9)?,
+                events: r.get(10)?,
             })
-            .map_err(sql)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
-    pub fn events(&self, run_id: &str) -> Result<Vec<StoredEvent>, String> {
+    pub fn events(&self, run_id: &str) -> Result<Vec<StoredEvent>, Error> {
         let mut stmt = self
             .db
-            .prepare("SELECT seq, at, data FROM events WHERE run_id = ?1 ORDER BY seq")
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map(params![run_id], |r| {
-                let data: String = r.get(2)?;
-                Ok(StoredEvent {
-                    seq: r.get(0)?,
-                    at: r.get(1)?,
-                    event: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
-                })
+            .prepare("SELECT seq, at, data FROM events WHERE run_id = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map(params![run_id], |r| {
+            let data: String = r.get(2)?;
+            Ok(StoredEvent {
+                seq: r.get(0)?,
+                at: r.get(1)?,
+                event: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
             })
-            .map_err(sql)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(sql)
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     /// Runs left `running` by a process that no longer exists (killed,
     /// crashed) are marked interrupted, with a closing event.
-    fn mark_orphans(&self) -> Result<(), String> {
+    fn mark_orphans(&self) -> Result<(), Error> {
         let mut stmt = self
             .db
-            .prepare("SELECT id, pid, turns FROM runs WHERE status = 'running'")
-            .map_err(sql)?;
+            .prepare("SELECT id, pid, turns FROM runs WHERE status = 'running'")?;
         let running: Vec<(String, Option<i64>, u32)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(sql)?
-            .collect::<Result<_, _>>()
-            .map_err(sql)?;
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
         for (id, pid, turns) in running {
             if pid.is_some_and(process_alive) {
                 continue;
@@ -362,7 +349,7 @@ impl History {
                      WHERE id = ?1",
                     params![id, now()],
                 )
-                .map_err(sql)?;
+                ?;
         }
         Ok(())
     }
@@ -416,7 +403,7 @@ mod tests {
             });
             sink.emit(&turn("A", 1));
             sink.emit(&turn("B", 2));
-            assert_eq!(sink.storage_error(), None);
+            assert!(sink.storage_error().is_none());
             Connection::open(&path)
                 .unwrap()
                 .execute_batch("DROP TABLE events")
@@ -424,7 +411,8 @@ mod tests {
             sink.emit(&turn("C", 3));
             sink.emit(&turn("D", 4));
             let error = sink.storage_error().expect("the failed insert is reported");
-            assert!(error.contains("events"), "{error}");
+            assert!(matches!(error, Error::Storage(_)), "{error:?}");
+            assert!(error.to_string().contains("events"), "{error}");
         }
         assert_eq!(forwarded.len(), 4);
     }

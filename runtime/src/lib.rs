@@ -9,6 +9,7 @@ pub mod batches;
 pub mod choice;
 pub mod context;
 pub mod engine;
+pub mod error;
 pub mod events;
 pub mod expr;
 pub mod history;
@@ -21,4 +22,5 @@ pub mod synthetic;
 pub mod value;
 
 pub use engine::{Engine, EventSink, Recorder, RunOptions, RunState};
+pub use error::Error;
 pub use events::Event;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use crate::backend::{BackendFuture, ModelBackend, ModelReply, ToolCallSpec, TurnRequest};
+use crate::error::Error;
 
 /// Where requests go when no endpoint is named.
 const PUBLIC_ENDPOINT: &str = "https://api.openai.com/v1";
@@ -32,7 +33,7 @@ impl OpenAiConfig {
         base_url: Option<String>,
         model: Option<String>,
         timeout: Duration,
-    ) -> Result<OpenAiConfig, String> {
+    ) -> Result<OpenAiConfig, Error> {
         let env = |names: &[&str]| {
             names
                 .iter()
@@ -41,15 +42,20 @@ impl OpenAiConfig {
         let chosen_url = base_url.or_else(|| env(&["MZK_OPENAI_BASE_URL", "OPENAI_BASE_URL"]));
         let model = model
             .or_else(|| env(&["MZK_MODEL", "OPENAI_MODEL"]))
-            .ok_or("the openai backend needs a model: --model NAME, or MZK_MODEL / OPENAI_MODEL")?;
+            .ok_or_else(|| {
+                Error::Model(
+                    "the openai backend needs a model: --model NAME, or MZK_MODEL / OPENAI_MODEL"
+                        .into(),
+                )
+            })?;
         let api_key = env(&["MZK_OPENAI_API_KEY", "OPENAI_API_KEY"]);
         // A local OpenAI-compatible server may take no key; the public
         // endpoint always does, so say so now rather than after a request.
         if chosen_url.is_none() && api_key.is_none() {
-            return Err(format!(
+            return Err(Error::Model(format!(
                 "the openai backend needs an API key for {PUBLIC_ENDPOINT}: set MZK_OPENAI_API_KEY or OPENAI_API_KEY \
                  (or point --endpoint at an OpenAI-compatible server that takes none)"
-            ));
+            )));
         }
         let base_url = chosen_url.unwrap_or_else(|| PUBLIC_ENDPOINT.into());
         Ok(OpenAiConfig {
@@ -145,13 +151,13 @@ impl OpenAiBackend {
 }
 
 /// Reads a chat-completions answer into a reply.
-pub fn parse_reply(answer: &Value) -> Result<ModelReply, String> {
+pub fn parse_reply(answer: &Value) -> Result<ModelReply, Error> {
     let message = &answer["choices"][0]["message"];
     if !message.is_object() {
-        return Err(format!(
+        return Err(Error::Model(format!(
             "the endpoint's answer has no choices[0].message: {}",
             excerpt(&answer.to_string())
-        ));
+        )));
     }
     let tool_calls: Vec<ToolCallSpec> = message["tool_calls"]
         .as_array()
@@ -222,7 +228,7 @@ impl ModelBackend for OpenAiBackend {
                     }
                 })
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Error::Model(e.to_string()))?;
                 let retryable = match &outcome {
                     Ok((status, _, _)) => *status == 429 || *status >= 500,
                     Err(_) => true,
@@ -239,17 +245,16 @@ impl ModelBackend for OpenAiBackend {
                     continue;
                 }
                 return match outcome {
-                    Err(e) => Err(format!("model endpoint {url}: {e}")),
-                    Ok((status, _, text)) if !(200..300).contains(&status) => Err(format!(
-                        "model endpoint {url} answered {status}: {}",
-                        excerpt(&text)
+                    Err(e) => Err(Error::Model(format!("model endpoint {url}: {e}"))),
+                    Ok((status, _, text)) if !(200..300).contains(&status) => Err(Error::Model(
+                        format!("model endpoint {url} answered {status}: {}", excerpt(&text)),
                     )),
                     Ok((_, _, text)) => {
                         let answer: Value = serde_json::from_str(&text).map_err(|e| {
-                            format!(
+                            Error::Model(format!(
                                 "model endpoint {url}: unreadable answer ({e}): {}",
                                 excerpt(&text)
-                            )
+                            ))
                         })?;
                         parse_reply(&answer)
                     }

@@ -6,6 +6,7 @@
 use mzk_analyzer::model::{Bundle, ModelDef, ModelKind};
 use serde_json::{Map, Value};
 
+use crate::error::Error;
 use crate::value::{py_eq, py_repr, yaml_to_json};
 
 /// The body as mozaiks reads it (§5.2 step 1): a string is trimmed, a code
@@ -29,10 +30,12 @@ pub fn parse_body(body: &Value) -> Value {
 
 /// Validates a reply body against a model: the model's JSON dump, or the
 /// errors in Pydantic's style.
-pub fn validate(bundle: &Bundle, model: &str, body: &Value) -> Result<Value, String> {
+pub fn validate(bundle: &Bundle, model: &str, body: &Value) -> Result<Value, Error> {
     let parsed = parse_body(body);
     if !parsed.is_object() {
-        return Err("structured output was not a JSON object".into());
+        return Err(Error::Output(
+            "structured output was not a JSON object".into(),
+        ));
     }
     let mut errors = Vec::new();
     let out = check_named(bundle, model, &parsed, "", &mut errors, 0);
@@ -40,11 +43,11 @@ pub fn validate(bundle: &Bundle, model: &str, body: &Value) -> Result<Value, Str
         Ok(out)
     } else {
         let count = errors.len();
-        Err(format!(
+        Err(Error::Output(format!(
             "{count} validation error{} for {model}: {}",
             if count == 1 { "" } else { "s" },
             errors.join("; ")
-        ))
+        )))
     }
 }
 

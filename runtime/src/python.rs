@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::error::Error;
+
 const WORKER_SOURCE: &str = include_str!("worker.py");
 /// Lines of the worker's stderr kept for error messages.
 const STDERR_TAIL: usize = 40;
@@ -74,13 +76,13 @@ impl std::fmt::Display for WorkerError {
 /// The runner's side of `context_variables` inside a call.
 pub trait ContextAccess: Send {
     fn get(&mut self, key: &str) -> Option<Value>;
-    fn set(&mut self, key: &str, value: Value) -> Result<(), String>;
-    fn delete(&mut self, key: &str) -> Result<(), String>;
+    fn set(&mut self, key: &str, value: Value) -> Result<(), Error>;
+    fn delete(&mut self, key: &str) -> Result<(), Error>;
     fn snapshot(&mut self) -> serde_json::Map<String, Value>;
     /// A UI tool (`awaiting`) or surface the function shows; the answer is
     /// what the user gave (§4.4).
-    fn ui(&mut self, _tool_id: &str, _payload: Value, _awaiting: bool) -> Result<Value, String> {
-        Err("UI tools are not available here".into())
+    fn ui(&mut self, _tool_id: &str, _payload: Value, _awaiting: bool) -> Result<Value, Error> {
+        Err(Error::Unavailable("UI tools are not available here".into()))
     }
 }
 
@@ -303,11 +305,11 @@ impl Worker {
                 },
                 Some("set") => match context.set(&key, msg["value"].clone()) {
                     Ok(()) => json!({"ok": true}),
-                    Err(e) => json!({"ok": false, "error": e}),
+                    Err(e) => json!({"ok": false, "error": e.to_string()}),
                 },
                 Some("delete") => match context.delete(&key) {
                     Ok(()) => json!({"ok": true}),
-                    Err(e) => json!({"ok": false, "error": e}),
+                    Err(e) => json!({"ok": false, "error": e.to_string()}),
                 },
                 Some("keys") => {
                     let keys: Vec<String> = context.snapshot().keys().cloned().collect();
@@ -320,7 +322,7 @@ impl Worker {
                     msg["awaiting"].as_bool().unwrap_or(true),
                 ) {
                     Ok(value) => json!({"ok": true, "value": value}),
-                    Err(e) => json!({"ok": false, "error": e}),
+                    Err(e) => json!({"ok": false, "error": e.to_string()}),
                 },
                 _ => json!({"ok": false, "error": "unknown request"}),
             };

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::backend::ScriptedResponse;
+use crate::error::Error;
 use crate::value::{parse_yaml, py_eq};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -197,22 +198,30 @@ impl Expectation {
     }
 }
 
+/// A scenario or smoke file's problem, named with the file.
+fn in_file(path: &Path, problem: impl std::fmt::Display) -> Error {
+    Error::Scenario {
+        path: path.to_path_buf(),
+        message: problem.to_string(),
+    }
+}
+
 /// Reads a scenario (YAML or JSON); errors name the file and the problem.
-pub fn load(path: &Path) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let value = parse_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<Scenario, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
+    let value = parse_yaml(&text).map_err(|e| in_file(path, e))?;
     let value = if value.is_null() {
         Value::Object(Map::new())
     } else {
         value
     };
-    serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))
+    serde_json::from_value(value).map_err(|e| in_file(path, e))
 }
 
 /// mozaiks' smoke files in a bundle folder, by suffix (`""` for
 /// smoke_context.json, `"_ui"` for smoke_context_ui.json, …): the initial
 /// context, the initial message and the user side.
-pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, String> {
+pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, Error> {
     let mut scenario = Scenario {
         fallback: Some("synthetic".into()),
         ..Scenario::default()
@@ -221,28 +230,24 @@ pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, Str
     let context = bundle_dir.join(format!("smoke_context{suffix}.json"));
     if context.is_file() {
         found = true;
-        let text =
-            std::fs::read_to_string(&context).map_err(|e| format!("{}: {e}", context.display()))?;
+        let text = std::fs::read_to_string(&context).map_err(|e| in_file(&context, e))?;
         match crate::value::parse_json(&text) {
             Ok(Value::Object(map)) => scenario.context = map,
-            Ok(_) => return Err(format!("{}: expected one JSON object", context.display())),
-            Err(e) => return Err(format!("{}: {e}", context.display())),
+            Ok(_) => return Err(in_file(&context, "expected one JSON object")),
+            Err(e) => return Err(in_file(&context, e)),
         }
     }
     let prompt = bundle_dir.join(format!("smoke_prompt{suffix}.txt"));
     if prompt.is_file() {
         found = true;
-        let text =
-            std::fs::read_to_string(&prompt).map_err(|e| format!("{}: {e}", prompt.display()))?;
+        let text = std::fs::read_to_string(&prompt).map_err(|e| in_file(&prompt, e))?;
         scenario.message = Some(text.trim().to_string()).filter(|t| !t.is_empty());
     }
     let responses = bundle_dir.join(format!("smoke_responses{suffix}.json"));
     if responses.is_file() {
         found = true;
-        let text = std::fs::read_to_string(&responses)
-            .map_err(|e| format!("{}: {e}", responses.display()))?;
-        let value =
-            crate::value::parse_json(&text).map_err(|e| format!("{}: {e}", responses.display()))?;
+        let text = std::fs::read_to_string(&responses).map_err(|e| in_file(&responses, e))?;
+        let value = crate::value::parse_json(&text).map_err(|e| in_file(&responses, e))?;
         let strings = |v: &Value| -> Vec<String> {
             v.as_array()
                 .map(|a| {
@@ -275,10 +280,10 @@ pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, Str
         }
     }
     if !found {
-        return Err(format!(
-            "{} has no smoke_context{suffix}.json, smoke_prompt{suffix}.txt or smoke_responses{suffix}.json",
-            bundle_dir.display()
-        ));
+        return Err(Error::Scenario {
+            path: bundle_dir.to_path_buf(),
+            message: format!("has no smoke_context{suffix}.json, smoke_prompt{suffix}.txt or smoke_responses{suffix}.json"),
+        });
     }
     Ok(scenario)
 }

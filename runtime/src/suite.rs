@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::ScenarioBackend;
 use crate::engine::{Engine, Recorder, RunOptions, RunState};
+use crate::error::Error;
 use crate::events::Event;
 use crate::scenario::{self, Scenario};
 
@@ -79,7 +80,7 @@ pub async fn run_file(
     bundle: &Bundle,
     path: &Path,
     options: RunOptions,
-) -> Result<ScenarioRun, String> {
+) -> Result<ScenarioRun, Error> {
     let scenario = scenario::load(path)?;
     Ok(run_scenario(bundle, scenario, path.to_path_buf(), options).await)
 }
@@ -149,7 +150,7 @@ impl Coverage {
         bundle_dir.join(".mzk").join("coverage.json")
     }
 
-    pub fn save(&self, bundle_dir: &Path) -> Result<(), String> {
+    pub fn save(&self, bundle_dir: &Path) -> Result<(), Error> {
         let path = Coverage::path(bundle_dir);
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(path.parent().unwrap_or(bundle_dir))?;
@@ -158,7 +159,7 @@ impl Coverage {
             std::fs::write(&partial, serde_json::to_vec_pretty(self)?)?;
             std::fs::rename(&partial, &path)
         };
-        write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write().map_err(|source| Error::Write { path, source })
     }
 
     /// The saved coverage of a bundle, if there is a readable one.

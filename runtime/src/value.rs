@@ -6,6 +6,8 @@ use std::cmp::Ordering;
 use mzk_analyzer::syntax::{Node, NodeKind, Value as Yaml};
 use serde_json::{Map, Value};
 
+use crate::error::Error;
+
 /// A JSON number as Python sees it: `True == 1`, `1 == 1.0`.
 fn as_number(value: &Value) -> Option<f64> {
     match value {
@@ -63,13 +65,13 @@ pub fn py_type(value: &Value) -> &'static str {
 }
 
 /// Python's ordering (`<`), or the TypeError Python raises.
-pub fn py_cmp(a: &Value, b: &Value, op: &str) -> Result<Ordering, String> {
+pub fn py_cmp(a: &Value, b: &Value, op: &str) -> Result<Ordering, Error> {
     let unorderable = || {
-        format!(
+        Error::Eval(format!(
             "'{op}' not supported between instances of '{}' and '{}'",
             py_type(a),
             py_type(b)
-        )
+        ))
     };
     match (a, b) {
         (Value::String(x), Value::String(y)) => Ok(x.chars().cmp(y.chars())),
@@ -180,9 +182,9 @@ fn float(f: f64) -> Value {
 
 /// Parses a JSON text a user gives the runner (a context file, smoke files);
 /// past serde_json's nesting limit the error says so in words.
-pub fn parse_json(text: &str) -> Result<Value, String> {
+pub fn parse_json(text: &str) -> Result<Value, Error> {
     serde_json::from_str(text).map_err(|e| {
-        if e.to_string().starts_with("recursion limit exceeded") {
+        Error::Parse(if e.to_string().starts_with("recursion limit exceeded") {
             format!(
                 "values are nested more than {} levels deep (line {}, column {}); no run needs this, so flatten the data",
                 mzk_analyzer::limits::MAX_VALUE_DEPTH,
@@ -191,13 +193,13 @@ pub fn parse_json(text: &str) -> Result<Value, String> {
             )
         } else {
             e.to_string()
-        }
+        })
     })
 }
 
 /// Parses a YAML text (YAML 1.1, as mozaiks reads it) into JSON; the error
 /// names the first problem with its line.
-pub fn parse_yaml(text: &str) -> Result<Value, String> {
+pub fn parse_yaml(text: &str) -> Result<Value, Error> {
     use mzk_analyzer::diagnostics::FileId;
     let mut diagnostics = Vec::new();
     let document = mzk_analyzer::syntax::parse(text, FileId(0), &mut diagnostics);
@@ -209,7 +211,7 @@ pub fn parse_yaml(text: &str) -> Result<Value, String> {
             .matches('\n')
             .count()
             + 1;
-        return Err(format!("line {line}: {}", d.message));
+        return Err(Error::Parse(format!("line {line}: {}", d.message)));
     }
     Ok(document.root.as_ref().map_or(Value::Null, yaml_to_json))
 }
@@ -243,9 +245,14 @@ mod tests {
 
     #[test]
     fn ordering_raises_like_python() {
-        assert_eq!(py_cmp(&json!(1), &json!(2.5), "<"), Ok(Ordering::Less));
         assert_eq!(
-            py_cmp(&json!(null), &json!(1), "<").unwrap_err(),
+            py_cmp(&json!(1), &json!(2.5), "<").ok(),
+            Some(Ordering::Less)
+        );
+        let error = py_cmp(&json!(null), &json!(1), "<").unwrap_err();
+        assert!(matches!(error, Error::Eval(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
             "'<' not supported between instances of 'NoneType' and 'int'"
         );
     }
@@ -256,6 +263,8 @@ mod tests {
             parse_yaml("a: yes\nb: 010\nc: '1'\n").unwrap(),
             json!({"a": true, "b": 8, "c": "1"})
         );
-        assert!(parse_yaml("a: [1,\n").unwrap_err().starts_with("line"));
+        let error = parse_yaml("a: [1,\n").unwrap_err();
+        assert!(matches!(error, Error::Parse(_)), "{error:?}");
+        assert!(error.to_string().starts_with("line"));
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mzk_runtime::python::{CallKind, CallOutcome, CallRequest, ContextAccess, Worker, WorkerError};
+use mzk_runtime::Error;
 use serde_json::{json, Map, Value};
 
 const TOOLS: &str = r#"
@@ -55,16 +56,16 @@ impl ContextAccess for Ctx {
     fn get(&mut self, key: &str) -> Option<Value> {
         self.values.get(key).cloned()
     }
-    fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+    fn set(&mut self, key: &str, value: Value) -> Result<(), Error> {
         if key == "forbidden" {
-            return Err(format!(
+            return Err(Error::Denied(format!(
                 "context_authority.rejected workflow=W key={key} writer=context_bridge op=set"
-            ));
+            )));
         }
         self.values.insert(key.into(), value);
         Ok(())
     }
-    fn delete(&mut self, key: &str) -> Result<(), String> {
+    fn delete(&mut self, key: &str) -> Result<(), Error> {
         self.values.remove(key);
         Ok(())
     }

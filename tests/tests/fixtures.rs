@@ -23,7 +23,15 @@ fn fixtures_match_their_expected_diagnostics() {
             std::fs::write(&expected_path, &actual).unwrap();
             continue;
         }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        // A missing expectation is a failure, not an empty one: otherwise a
+        // fixture whose file was lost would pass as long as it reported nothing.
+        let Ok(expected) = std::fs::read_to_string(&expected_path) else {
+            failed.push(format!(
+                "fixture {} has no expected.txt (run with UPDATE_EXPECT=1 to write it, then review it)",
+                case.display()
+            ));
+            continue;
+        };
         if actual != expected {
             failed.push(format!(
                 "fixture {}:\n--- expected\n{expected}\n--- actual\n{actual}",
@@ -48,8 +56,14 @@ fn every_rule_is_exercised_by_a_fixture() {
     let fixtures = repo().join("tests/fixtures");
     let mut expected = String::new();
     for entry in std::fs::read_dir(&fixtures).unwrap() {
-        let path = entry.unwrap().path().join("expected.txt");
-        expected.push_str(&std::fs::read_to_string(path).unwrap_or_default());
+        let folder = entry.unwrap().path();
+        if !folder.is_dir() {
+            continue;
+        }
+        let path = folder.join("expected.txt");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        expected.push_str(&text);
     }
     let exempt = ["MZ007", "MZ008"];
     let missing: Vec<&str> = mzk_analyzer::rules::Rule::ALL

@@ -118,3 +118,40 @@ fn exported_schemas_reject_what_the_schema_description_forbids() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Lowering and the cross-field rules read validated objects by key name; a key
+/// that drifted from the schema description (renamed, misspelt, an alias)
+/// would read as absent without a word. `Obj::field` debug-asserts every key
+/// it is asked for, so analysing every bundle we have (the examples, each
+/// fixture, the real corpus) runs each read against the schema.
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the key check is a debug assertion: run this test in a debug build"
+)]
+fn every_key_lowering_reads_is_in_the_schema() {
+    let mut roots = vec![repo().join("bundles")];
+    roots.extend(
+        std::fs::read_dir(repo().join("tests/fixtures"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir()),
+    );
+    match real_corpus() {
+        Some(corpus) => roots.push(corpus),
+        None => mzk_tests::reference_missing(
+            "the real bundles are not read: mozaiks 0.2.0 could not be fetched",
+        ),
+    }
+    let fs = mzk_analyzer::RealFs;
+    let mut analysed = 0;
+    for root in &roots {
+        for dir in mzk_analyzer::discover_bundles(&fs, root) {
+            let analysis = mzk_analyzer::analyze_bundle(&fs, &dir);
+            assert!(!analysis.bundle.files.is_empty(), "{}", dir.display());
+            analysed += 1;
+        }
+    }
+    assert!(analysed >= 20, "only {analysed} bundles were analysed");
+}

@@ -1,6 +1,7 @@
 //! Completion on the raw text of a file.
 
 use crate::analysis::Analysis;
+use crate::schema::{Field, Refers};
 use crate::syntax::TextRange;
 
 /// What a completion item inserts.
@@ -23,31 +24,6 @@ pub struct CompletionItem {
     /// The range the insert replaces (the partly typed word).
     pub replace: TextRange,
 }
-
-/// Keys whose values name agents, variables, models or functions.
-const AGENT_KEYS: &[&str] = &[
-    "source_agent",
-    "target_agent",
-    "initial_agent",
-    "agent",
-    "trigger_agent",
-    "decomposition_agent",
-    "execution_agents",
-    "allowed_execution_agents",
-    "visual_agents",
-];
-const VARIABLE_KEYS: &[&str] = &[
-    "condition_key",
-    "failure_message_key",
-    "variables",
-    "context_key",
-    "attempts_key",
-    "status_key",
-    "request_key",
-    "outcome_key",
-    "input_keys",
-];
-const MODEL_KEYS: &[&str] = &["items", "task_model"];
 
 /// Completions at `offset` of a file's current text. Works on the raw text, so
 /// a half-typed line or a syntax error elsewhere in the file does not matter;
@@ -156,23 +132,29 @@ pub fn completions(
                         .collect(),
                 );
             }
-            if AGENT_KEYS.contains(&key) {
-                let mut items: Vec<(String, String)> = analysis
-                    .bundle
-                    .agents
-                    .iter()
-                    .map(|a| (a.name.text.clone(), "agent".to_string()))
-                    .collect();
-                if matches!(key, "source_agent" | "target_agent" | "initial_agent") {
-                    items.push(("user".into(), "the human user (reserved)".into()));
+            // What the value names comes from the schema: the field's own
+            // description, or the registry whose entry this is.
+            let refers = field.map(Field::references).or_else(|| {
+                let (last, parents) = path.split_last()?;
+                Some(resolve_object(kind, parents)?.field(last)?.references())
+            });
+            match refers {
+                Some(Refers::Agent { user, terminate }) => {
+                    let mut items: Vec<(String, String)> = analysis
+                        .bundle
+                        .agents
+                        .iter()
+                        .map(|a| (a.name.text.clone(), "agent".to_string()))
+                        .collect();
+                    if user {
+                        items.push(("user".into(), "the human user (reserved)".into()));
+                    }
+                    if terminate {
+                        items.push(("terminate".into(), "end the run (reserved)".into()));
+                    }
+                    names(CompletionKind::Agent, items)
                 }
-                if key == "target_agent" {
-                    items.push(("terminate".into(), "end the run (reserved)".into()));
-                }
-                return names(CompletionKind::Agent, items);
-            }
-            if VARIABLE_KEYS.contains(&key) {
-                return names(
+                Some(Refers::Variable) => names(
                     CompletionKind::Variable,
                     analysis
                         .bundle
@@ -187,31 +169,24 @@ pub fn completions(
                             )
                         })
                         .collect(),
-                );
-            }
-            if MODEL_KEYS.contains(&key)
-                || (key == "type"
-                    && kind == crate::schema::FileKind::StructuredOutputs
-                    && path.len() >= 3)
-                || (path.first().map(String::as_str) == Some("registry"))
-            {
-                let mut items: Vec<(String, String)> = analysis
-                    .bundle
-                    .models
-                    .iter()
-                    .map(|m| (m.name.text.clone(), "definition".to_string()))
-                    .collect();
-                if key != "task_model" && path.first().map(String::as_str) != Some("registry") {
-                    items.extend(
-                        crate::model::symbols::PRIMITIVE_FIELD_TYPES
-                            .iter()
-                            .map(|p| (p.to_string(), "primitive".to_string())),
-                    );
+                ),
+                Some(Refers::Model { primitives }) => {
+                    let mut items: Vec<(String, String)> = analysis
+                        .bundle
+                        .models
+                        .iter()
+                        .map(|m| (m.name.text.clone(), "definition".to_string()))
+                        .collect();
+                    if primitives {
+                        items.extend(
+                            crate::model::symbols::PRIMITIVE_FIELD_TYPES
+                                .iter()
+                                .map(|p| (p.to_string(), "primitive".to_string())),
+                        );
+                    }
+                    names(CompletionKind::Model, items)
                 }
-                return names(CompletionKind::Model, items);
-            }
-            if matches!(key, "function" | "tool_name") {
-                return names(
+                Some(Refers::Function) => names(
                     CompletionKind::Function,
                     analysis
                         .bundle
@@ -231,9 +206,9 @@ pub fn completions(
                             )
                         })
                         .collect(),
-                );
+                ),
+                Some(Refers::Nothing) | None => Vec::new(),
             }
-            Vec::new()
         }
     }
 }
@@ -245,7 +220,7 @@ fn enum_values(kind: &crate::schema::Kind) -> Option<Vec<&'static str>> {
             values.to_vec()
         }
         Kind::EnumList { values, .. } => values.to_vec(),
-        Kind::ToolType { .. } => vec!["Agent_Tool", "UI_Tool", "UI_Surface"],
+        Kind::ToolType { .. } => crate::schema::TOOL_TYPES.to_vec(),
         Kind::Bool { .. } => vec!["true", "false"],
         _ => return None,
     })
@@ -357,6 +332,58 @@ mod completion_tests {
             .collect()
     }
 
+    /// Labels offered at the `$0` of an inline fixture.
+    fn complete_at(text: &str) -> Vec<String> {
+        let f = crate::ide::fixture::fixture(text);
+        let file = f.analysis.bundle.file(f.file).unwrap();
+        let kind = crate::schema::FileKind::from_path(&file.relative).unwrap();
+        completions(&f.analysis, kind, &file.text, f.offset)
+            .into_iter()
+            .map(|c| c.label)
+            .collect()
+    }
+
+    #[test]
+    fn agent_values_offer_the_bundles_agents_and_the_reserved_names_the_key_allows() {
+        let agents = "
+            //- /agents.yaml
+            agents:
+              - name: ResearchAgent
+                system_message: Research.
+              - name: ReplyAgent
+                system_message: Reply.
+        ";
+        let target = complete_at(&format!(
+            "{agents}
+            //- /transition_graph.yaml
+            transition_rules:
+              - source_agent: ResearchAgent
+                target_agent: Re$0
+            "
+        ));
+        assert_eq!(target, ["ResearchAgent", "ReplyAgent"]);
+        let reserved = complete_at(&format!(
+            "{agents}
+            //- /transition_graph.yaml
+            transition_rules:
+              - target_agent: $0
+            "
+        ));
+        assert_eq!(
+            reserved,
+            ["ResearchAgent", "ReplyAgent", "user", "terminate"]
+        );
+        // A tool's agent is never `user` or `terminate`.
+        let tool = complete_at(&format!(
+            "{agents}
+            //- /tools.yaml
+            tools:
+              - agent: $0
+            "
+        ));
+        assert_eq!(tool, ["ResearchAgent", "ReplyAgent"]);
+    }
+
     #[test]
     fn completion_of_keys_and_values_from_the_schema_and_the_bundle() {
         use crate::schema::FileKind as F;
@@ -371,16 +398,6 @@ mod completion_tests {
         assert_eq!(nested, ["workflow_primitive"]);
         let map_entry = complete(F::ContextVariables, "definitions:\n  my_var:\n    auth|\n");
         assert_eq!(map_entry, ["authority_class", "authorization"]);
-        let agents = complete(
-            F::TransitionGraph,
-            "transition_rules:\n  - source_agent: Intake\n    target_agent: Re|\n",
-        );
-        assert_eq!(agents, ["ResearchPlannerAgent", "ReplyAgent"]);
-        let reserved = complete(
-            F::TransitionGraph,
-            "transition_rules:\n  - target_agent: t|",
-        );
-        assert_eq!(reserved, ["terminate"]);
         // A no-break space (two bytes) before the word.
         let after_nbsp = complete(
             F::TransitionGraph,

@@ -6,6 +6,8 @@
 
 mod completion;
 mod fixes;
+#[cfg(test)]
+pub(crate) mod fixture;
 mod folding;
 mod hover;
 mod links;

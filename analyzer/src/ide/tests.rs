@@ -1,5 +1,6 @@
 //! Tests of navigation, rename, fixes, lenses and hover on the SupportDesk example.
 
+use super::fixture::{fixture, Fixture};
 use super::*;
 use crate::diagnostics::Applicability;
 use crate::{analyze_bundle, Analysis, FileSystem, MemoryFs};
@@ -319,15 +320,41 @@ fn lenses_on_the_orchestrator_and_on_each_agent() {
     assert!(actions("transition_graph.yaml").is_empty());
 }
 
+/// A two-agent bundle around a transition graph: `graph` is the body of
+/// transition_graph.yaml, `$0` somewhere in one of the files.
+fn two_agents(graph: &str) -> Fixture {
+    fixture(&format!(
+        "
+        //- /orchestrator.yaml
+        workflow_name: Fixture
+        initial_agent: IntakeAgent
+        //- /agents.yaml
+        agents:
+          - name: IntakeAgent
+            system_message: Ask what the user needs.
+          - name: ReplyAgent
+            system_message: Answer the user.
+        //- /transition_graph.yaml
+        {graph}"
+    ))
+}
+
 #[test]
 fn hover_on_a_key_shows_its_schema_documentation() {
-    let fs = support_desk();
-    let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
-    let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
-    let at = graph.text.find("condition_type: context_equals").unwrap() as u32;
-    let (range, text) = hover(&analysis, graph.id, at + 3).unwrap();
+    let f = fixture(
+        "
+        //- /transition_graph.yaml
+        transition_rules:
+          - source_agent: user
+            target_agent: terminate
+            transition_type: condition
+            con$0dition_type: context_equals
+        ",
+    );
+    let (range, text) = hover(&f.analysis, f.file, f.offset).unwrap();
+    let graph = f.text("transition_graph.yaml");
     assert_eq!(
-        &graph.text[range.start as usize..range.end as usize],
+        &graph[range.start as usize..range.end as usize],
         "condition_type"
     );
     assert!(
@@ -335,12 +362,75 @@ fn hover_on_a_key_shows_its_schema_documentation() {
         "{text}"
     );
     // A list item's first key.
-    let at = graph.text.find("- source_agent").unwrap() as u32 + 4;
-    let (_, text) = hover(&analysis, graph.id, at).unwrap();
+    let at = f.find("transition_graph.yaml", "- source_agent") + 4;
+    let (_, text) = hover(&f.analysis, f.file, at).unwrap();
     assert!(text.contains("**`source_agent`**"), "{text}");
     // On the value side there is no key documentation.
-    let at = graph.text.find("transition_type: condition").unwrap() as u32 + 19;
-    assert!(hover::key_hover(&analysis, graph.id, at).is_none());
+    let at = f.find("transition_graph.yaml", "transition_type: condition") + 19;
+    assert!(hover::key_hover(&f.analysis, f.file, at).is_none());
+}
+
+#[test]
+fn definition_of_an_agent_name_in_a_rule_is_its_declaration() {
+    let f = two_agents(
+        "
+        transition_rules:
+          - source_agent: IntakeAgent
+            target_agent: Reply$0Agent
+            transition_type: after_turn
+        ",
+    );
+    let target = definition(&f.analysis, f.file, f.offset).unwrap();
+    let agents = f.analysis.bundle.file_at("agents.yaml").unwrap();
+    assert_eq!(target.file, agents.id);
+    assert_eq!(
+        &agents.text[target.range.start as usize..target.range.end as usize],
+        "ReplyAgent"
+    );
+    // From the declaration, every use: the rule's target.
+    let uses = references(&f.analysis, agents.id, target.range.start, false);
+    assert!(
+        uses.iter().any(|r| r.file == f.file),
+        "no use in transition_graph.yaml: {uses:?}"
+    );
+}
+
+#[test]
+fn rename_refuses_reserved_duplicate_and_invalid_names() {
+    let f = two_agents(
+        "
+        transition_rules:
+          - source_agent: IntakeAgent
+            target_agent: Reply$0Agent
+            transition_type: after_turn
+        ",
+    );
+    assert!(rename(&f.analysis, f.file, f.offset, "user").is_err());
+    assert!(rename(&f.analysis, f.file, f.offset, "IntakeAgent").is_err());
+    assert!(rename(&f.analysis, f.file, f.offset, "two words").is_err());
+    // A valid name renames the declaration and the use.
+    let edits = rename(&f.analysis, f.file, f.offset, "AnswerAgent").unwrap();
+    let files: std::collections::BTreeSet<_> = edits.iter().map(|e| e.file).collect();
+    assert_eq!(files.len(), 2, "{edits:?}");
+    assert!(edits.iter().all(|e| e.new_text == "AnswerAgent"));
+    // The renamed bundle reads exactly as before.
+    let mut fs = f.fs;
+    for file in &f.analysis.bundle.files {
+        let mine: Vec<TextEdit> = edits
+            .iter()
+            .filter(|e| e.file == file.id)
+            .cloned()
+            .collect();
+        fs.insert(
+            f.analysis.bundle.dir.join(&file.relative),
+            apply(&file.text, &mine),
+        );
+    }
+    let after = analyze_bundle(&fs, &f.analysis.bundle.dir);
+    let codes = |a: &Analysis| a.diagnostics.iter().map(|d| d.rule).collect::<Vec<_>>();
+    assert_eq!(codes(&after), codes(&f.analysis));
+    assert!(after.bundle.agent("AnswerAgent").is_some());
+    assert!(after.bundle.agent("ReplyAgent").is_none());
 }
 
 /// Every key of every rule has its documentation, whether the list is
@@ -396,14 +486,10 @@ fn rename_agents_variables_models_and_tools_across_files() {
 }
 
 #[test]
-fn rename_refuses_reserved_duplicate_and_derived_names() {
+fn rename_refuses_derived_names() {
     let fs = support_desk();
     let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
     let agents = analysis.bundle.file_at("agents.yaml").unwrap();
-    let at = agents.text.find("name: ReplyAgent").unwrap() as u32 + 8;
-    assert!(rename(&analysis, agents.id, at, "user").is_err());
-    assert!(rename(&analysis, agents.id, at, "IntakeAgent").is_err());
-    assert!(rename(&analysis, agents.id, at, "two words").is_err());
     let cv = analysis.bundle.file_at("context_variables.yaml").unwrap();
     let derived = cv.text.find("  research_status").unwrap() as u32 + 4;
     assert!(prepare_rename(&analysis, cv.id, derived)

@@ -290,28 +290,46 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     Some("union") => ModelKind::Union,
                     _ => ModelKind::Model,
                 };
-                let fields = def
-                    .map("fields")
-                    .iter()
-                    .filter_map(|(k, v)| {
-                        let f = v.as_obj()?;
-                        Some(ModelField {
-                            name: l.key_name(k)?,
-                            field_type: l.field(f, "type"),
-                            items: l.field(f, "items"),
-                            variants: l.names(f.list("variants")),
-                            has_default: f.get("default").is_some(),
-                            default: l.any(f, "default"),
-                            values: any_list(f, "values"),
-                        })
+                // Each definition kind has its own shape: `fields` (model),
+                // `values` (literal), `variants` (union).
+                let own = |key| {
+                    matches!(kind, ModelKind::Model) && key == "fields"
+                        || matches!(kind, ModelKind::Literal) && key == "values"
+                        || matches!(kind, ModelKind::Union) && key == "variants"
+                };
+                let fields = (if own("fields") {
+                    def.map("fields")
+                } else {
+                    &[]
+                })
+                .iter()
+                .filter_map(|(k, v)| {
+                    let f = v.as_obj()?;
+                    Some(ModelField {
+                        name: l.key_name(k)?,
+                        field_type: l.field(f, "type"),
+                        items: l.field(f, "items"),
+                        variants: l.names(f.list("variants")),
+                        has_default: f.get("default").is_some(),
+                        default: l.any(f, "default"),
+                        values: any_list(f, "values"),
                     })
-                    .collect();
+                })
+                .collect();
                 bundle.models.push(ModelDef {
                     name,
                     kind,
                     fields,
-                    variants: l.names(def.list("variants")),
-                    values: any_list(def, "values"),
+                    variants: if own("variants") {
+                        l.names(def.list("variants"))
+                    } else {
+                        Vec::new()
+                    },
+                    values: if own("values") {
+                        any_list(def, "values")
+                    } else {
+                        Vec::new()
+                    },
                 });
             }
         }

@@ -8,7 +8,7 @@ pub mod files;
 mod kinds;
 mod validate;
 
-pub use files::{file_schema, FileKind, FILE_KINDS};
+pub use files::{file_schema, FileKind, FILE_KINDS, TOOL_TYPES};
 pub use kinds::{reserved_context_name, Default, Kind, ListKind, TextKind};
 pub use validate::{validate_file, Item, Norm, Obj};
 
@@ -39,6 +39,43 @@ pub struct Field {
     pub required: bool,
     pub default: Default,
     pub doc: &'static str,
+    /// What the value names, for completion and navigation.
+    pub refers: Refers,
+}
+
+/// What a field's value names. Completion offers these names; the key itself
+/// is never listed anywhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refers {
+    Nothing,
+    /// Agents; `user` and `terminate` where the reserved names are allowed.
+    Agent {
+        user: bool,
+        terminate: bool,
+    },
+    /// Declared context variables.
+    Variable,
+    /// Structured-output definitions; `primitives` adds `str`, `int` …
+    Model {
+        primitives: bool,
+    },
+    /// A Python function of the bundle.
+    Function,
+}
+
+impl Field {
+    /// The same field, naming `refers`.
+    pub const fn refers(self, refers: Refers) -> Field {
+        Field { refers, ..self }
+    }
+
+    /// What the value names; a registry's values are model names.
+    pub fn references(&self) -> Refers {
+        match self.kind {
+            Kind::Registry => Refers::Model { primitives: false },
+            _ => self.refers,
+        }
+    }
 }
 
 impl Object {

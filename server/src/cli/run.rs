@@ -14,6 +14,7 @@ use mzk_runtime::choice::{BackendKind, ChoiceError, ModelChoice};
 use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
+use mzk_runtime::Error;
 use mzk_runtime::{Engine, Event, RunOptions};
 
 #[derive(clap::Args, Debug)]
@@ -184,8 +185,10 @@ pub(crate) fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
 fn load_scenario(args: &RunArgs, bundle_dir: &Path) -> Result<Option<Scenario>, String> {
     match (&args.scenario, &args.smoke) {
         (Some(_), Some(_)) => Err("give --scenario or --smoke, not both".into()),
-        (Some(path), None) => scenario::load(path).map(Some),
-        (None, Some(suffix)) => scenario::from_smoke_files(bundle_dir, suffix).map(Some),
+        (Some(path), None) => scenario::load(path).map(Some).map_err(|e| e.to_string()),
+        (None, Some(suffix)) => scenario::from_smoke_files(bundle_dir, suffix)
+            .map(Some)
+            .map_err(|e| e.to_string()),
         (None, None) => Ok(None),
     }
 }
@@ -210,7 +213,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(path) = &args.context {
         let parsed = std::fs::read_to_string(path)
             .map_err(|e| e.to_string())
-            .and_then(|t| mzk_runtime::value::parse_json(&t));
+            .and_then(|t| mzk_runtime::value::parse_json(&t).map_err(|e| e.to_string()));
         match parsed {
             Ok(serde_json::Value::Object(map)) => seed_context.extend(map),
             Ok(_) => {
@@ -337,11 +340,19 @@ pub fn run(args: RunArgs) -> ExitCode {
                 match (saved, args.reply.as_deref()) {
                     (Some(state), Some(reply)) => {
                         engine.restore(state);
-                        engine.resume(reply).await.map(|_| ())
+                        engine
+                            .resume(reply)
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
                     }
                     (Some(state), None) => {
                         engine.restore(state);
-                        engine.recover().await.map(|_| ())
+                        engine
+                            .recover()
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
                     }
                     (None, _) => {
                         engine.start().await;
@@ -430,7 +441,10 @@ pub fn runs(args: RunsArgs) -> ExitCode {
             }
         }),
         RunsCommand::Show { id, .. } => match history.summary(id) {
-            Ok(None) => Err(format!("no run {id} in {}", db_path.display())),
+            Ok(None) => Err(Error::UnknownRun {
+                run_id: id.clone(),
+                history: db_path.clone(),
+            }),
             Ok(Some(summary)) => history.events(id).map(|events| {
                 if json {
                     let out = serde_json::json!({"run": summary, "events": events});

@@ -175,7 +175,7 @@ impl Definitions {
             Kind::ToolType { nullable } => with_null(
                 json!({
                     "type": "string",
-                    "pattern": folded_pattern(&["Agent_Tool", "UI_Tool", "UI_Surface"], true, true, false),
+                    "pattern": folded_pattern(mzk_analyzer::schema::TOOL_TYPES, true, true, false),
                 }),
                 nullable,
             ),

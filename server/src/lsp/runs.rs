@@ -86,10 +86,10 @@ pub struct Runs {
     known: Mutex<HashMap<String, Known>>,
 }
 
-fn failed(message: String) -> jsonrpc::Error {
+fn failed(message: impl std::fmt::Display) -> jsonrpc::Error {
     jsonrpc::Error {
         code: jsonrpc::ErrorCode::InvalidParams,
-        message: message.into(),
+        message: message.to_string().into(),
         data: None,
     }
 }
@@ -383,7 +383,7 @@ impl Runs {
             engine.shutdown().await;
             engine.state.clone()
         };
-        let storage_error = sink.storage_error().map(str::to_string);
+        let storage_error = sink.storage_error().map(ToString::to_string);
         drop(sink);
         let _ = forwarder.await;
         if let Some(e) = storage_error {

@@ -1,0 +1,227 @@
+//! The declarative description of every bundle file kind, true to mozaiks
+//! 0.2.0's contracts (bundle-format §5–§16, scalar-coercion §8).
+
+use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
+use super::validate::{Norm, Obj};
+use super::{Field, Object, Refers, RuleContext};
+use crate::rules::Rule;
+
+mod a2a;
+mod agents;
+mod context_variables;
+mod middleware;
+mod orchestrator;
+mod structured_outputs;
+mod task_batches;
+mod tools;
+mod transition_graph;
+mod ui_config;
+
+use a2a::*;
+use agents::*;
+use context_variables::*;
+use middleware::*;
+use orchestrator::*;
+use structured_outputs::*;
+pub use structured_outputs::{SO_LITERAL, SO_MODEL, SO_UNION};
+use task_batches::*;
+use tools::*;
+use transition_graph::*;
+use ui_config::*;
+
+/// The bundle files mzk reads, in the reference's load order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FileKind {
+    Orchestrator,
+    Agents,
+    TransitionGraph,
+    ContextVariables,
+    StructuredOutputs,
+    Middleware,
+    A2a,
+    Tools,
+    UiConfig,
+    TaskBatches,
+}
+
+pub const FILE_KINDS: &[FileKind] = &[
+    FileKind::Orchestrator,
+    FileKind::Agents,
+    FileKind::TransitionGraph,
+    FileKind::ContextVariables,
+    FileKind::StructuredOutputs,
+    FileKind::Middleware,
+    FileKind::A2a,
+    FileKind::Tools,
+    FileKind::UiConfig,
+    FileKind::TaskBatches,
+];
+
+/// A file kind's description.
+#[derive(Debug)]
+pub struct FileSchema {
+    pub kind: FileKind,
+    /// Path relative to the bundle folder.
+    pub path: &'static str,
+    pub doc: &'static str,
+    pub root: &'static Object,
+}
+
+pub fn file_schema(kind: FileKind) -> &'static FileSchema {
+    match kind {
+        FileKind::Orchestrator => &ORCHESTRATOR_FILE,
+        FileKind::Agents => &AGENTS_FILE,
+        FileKind::TransitionGraph => &TRANSITION_GRAPH_FILE,
+        FileKind::ContextVariables => &CONTEXT_VARIABLES_FILE,
+        FileKind::StructuredOutputs => &STRUCTURED_OUTPUTS_FILE,
+        FileKind::Middleware => &MIDDLEWARE_FILE,
+        FileKind::A2a => &A2A_FILE,
+        FileKind::Tools => &TOOLS_FILE,
+        FileKind::UiConfig => &UI_CONFIG_FILE,
+        FileKind::TaskBatches => &TASK_BATCHES_FILE,
+    }
+}
+
+impl FileKind {
+    pub fn path(self) -> &'static str {
+        file_schema(self).path
+    }
+
+    pub fn from_path(relative: &str) -> Option<FileKind> {
+        let normalized = relative.replace('\\', "/");
+        FILE_KINDS.iter().copied().find(|k| k.path() == normalized)
+    }
+}
+
+pub(super) const fn field(
+    name: &'static str,
+    kind: Kind,
+    default: Default,
+    doc: &'static str,
+) -> Field {
+    Field {
+        name,
+        alias: None,
+        kind,
+        required: matches!(default, Default::None),
+        default,
+        doc,
+        refers: Refers::Nothing,
+    }
+}
+
+pub(super) const REQ: Default = Default::None;
+pub(super) const TEXT_REQ: Kind = Kind::Text(TextKind::Required);
+pub(super) const TEXT_OPT: Kind = Kind::Text(TextKind::Optional);
+pub(super) const BOOL: Kind = Kind::Bool { nullable: false };
+pub(super) const BOOL_OPT: Kind = Kind::Bool { nullable: true };
+pub(super) const fn list_clean(
+    nullable: bool,
+    empty_to_null: bool,
+    non_empty: bool,
+    reserved: bool,
+) -> Kind {
+    Kind::List(ListKind::Clean {
+        nullable,
+        empty_to_null,
+        non_empty,
+        reserved,
+    })
+}
+pub(super) const fn int(min: Option<i64>, max: Option<i64>, nullable: bool) -> Kind {
+    Kind::Int {
+        min,
+        max,
+        nullable,
+        strict: false,
+    }
+}
+
+// ---------------------------------------------------------------- vocabulary
+
+pub const STARTUP_MODES: &[&str] = &["AgentDriven", "UserDriven", "BackendOnly"];
+/// The `tool_type` values, in their canonical spelling.
+pub const TOOL_TYPES: &[&str] = &["Agent_Tool", "UI_Tool", "UI_Surface"];
+pub const TRANSITION_TYPES: &[&str] = &["after_turn", "condition"];
+pub const CONDITION_TYPES: &[&str] = &["context_equals", "context_expression", "tool_called"];
+pub const TERMINATION_REASONS: &[&str] = &["workflow_complete", "workflow_failed"];
+pub const SOURCE_TYPES: &[&str] = &[
+    "config",
+    "data_reference",
+    "data_entity",
+    "computed",
+    "state",
+    "external",
+    "file",
+    "build_context",
+    "runtime",
+];
+pub const AUTHORITY_CLASSES: &[&str] = &[
+    "immutable_runtime_authority",
+    "closed_writer_routing_state",
+    "closed_writer_quality_state",
+    "mutable_workflow_state",
+    "model_visible_information",
+    "tool_only_information",
+    "derived_information",
+];
+pub const WRITER_IDS: &[&str] = &[
+    "runtime_system",
+    "caller_input",
+    "transition_router",
+    "live_user_context",
+    "context_bridge",
+    "tool_writeback",
+    "agent_text",
+    "ui_response_trigger",
+    "user_text_trigger",
+    "persisted_replay",
+    "task_batch",
+    "structured_output",
+    "lifecycle_tool",
+    "deterministic_tool",
+];
+pub const LIFECYCLE_TRIGGERS: &[&str] = &[
+    "before_chat",
+    "after_chat",
+    "before_agent",
+    "after_agent",
+    "on_start",
+    "on_complete",
+    "on_fail",
+];
+pub const RENDERABLE_PRIMITIVES: &[&str] = &[
+    "approval_card",
+    "choice_picker",
+    "confirmation_summary",
+    "form_card",
+    "outcome_feedback",
+    "record_picker",
+    "file_upload_prompt",
+    "diff_review",
+    "action_plan_review",
+    "artifact_workbench",
+    "document_preview",
+    "download_center",
+    "comparison_board",
+    "diagram_viewer",
+    "table_review",
+    "progress_stepper",
+];
+pub const REALIZATIONS: &[&str] = &[
+    "shipped_component",
+    "workflow_wrapper",
+    "generated_component",
+    "shell_builtin",
+];
+/// Primitives the platform ships a component for: (primitive, component).
+pub const SHIPPED_COMPONENTS: &[(&str, &str)] = &[
+    ("approval_card", "ApprovalCard"),
+    ("choice_picker", "ChoicePicker"),
+    ("confirmation_summary", "ConfirmationSummary"),
+    ("form_card", "FormCard"),
+    ("outcome_feedback", "OutcomeFeedback"),
+    ("artifact_workbench", "ArtifactWorkbench"),
+    ("download_center", "DownloadCenter"),
+    ("diagram_viewer", "DiagramViewer"),
+];
