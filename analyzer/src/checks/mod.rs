@@ -2,6 +2,7 @@
 
 mod authority;
 mod context_contract;
+mod exhaustive;
 mod graph;
 mod outcome_contract;
 mod prompt_budget;

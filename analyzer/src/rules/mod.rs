@@ -170,6 +170,9 @@ rules! {
     RoutingTrap => ("MZ304", "routing-trap", Warning, Correctness, "An agent from which no rule path reaches terminate or user"),
     PauseWithoutUserRule => ("MZ305", "pause-without-user-rule", Warning, Correctness, "A rule pauses for the user but no rule routes the user's reply"),
     TerminateUnreachable => ("MZ306", "terminate-unreachable", Warning, Correctness, "No chain of rules from the entry reaches terminate"),
+    UncoveredAssignment => ("MZ307", "uncovered-assignment", Warning, Correctness, "Values of the variables a source's rules read for which no rule matches and there is no fallback"),
+    CoveredRule => ("MZ308", "covered-rule", Warning, Correctness, "A condition that only holds where earlier rules of the same source already match"),
+    ImpossibleCondition => ("MZ309", "impossible-condition", Warning, Correctness, "A condition no value its variables can hold makes true"),
 
     // MZ4xx: context authority and routing conditions.
     ConditionValueType => ("MZ401", "condition-value-type", Warning, Correctness, "A context_equals value that can never equal the variable's declared type"),
