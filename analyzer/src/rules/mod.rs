@@ -218,6 +218,8 @@ rules! {
     PromptOverBudget => ("MZ803", "prompt-over-budget", Warning, Prompt, "An agent's static prompt is larger than the token budget"),
     UnusedViewVariable => ("MZ804", "unused-view-variable", Info, ContextBudget, "A variable in an agent's view that nothing of that agent uses"),
     UnboundedExposure => ("MZ805", "unbounded-exposure", Info, ContextBudget, "An object or array filled at run time is exposed to an agent in full, with no bound on its size"),
+    PromptHiddenVariable => ("MZ806", "prompt-hidden-variable", Warning, Correctness, "A prompt names a context variable that is not in the agent's view"),
+    PromptUncallableTool => ("MZ807", "prompt-uncallable-tool", Warning, Correctness, "A prompt tells the agent to call a tool it is never offered"),
 
     // MZ9xx: mzk's own suppression comments.
     UnusedSuppression => ("MZ901", "unused-suppression", Warning, Hygiene, "A `# mzk: ignore[...]` comment that suppresses nothing"),
