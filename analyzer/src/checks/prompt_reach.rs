@@ -15,13 +15,14 @@ use crate::rules::Rule;
 use crate::syntax::TextRange;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
+    let shared = Shared::of(bundle);
     for agent in &bundle.agents {
         let parts = sent_parts(agent);
         if parts.is_empty() {
             continue;
         }
-        hidden_variables(bundle, agent, &parts, out);
-        uncallable_tools(bundle, agent, &parts, out);
+        hidden_variables(bundle, &shared, agent, &parts, out);
+        uncallable_tools(&shared, bundle, agent, &parts, out);
     }
 }
 
@@ -66,6 +67,21 @@ fn sent_parts(agent: &Agent) -> Vec<&Name> {
     }
 }
 
+/// The whole words of `text` (runs of letters, digits and `_`) with their offsets.
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start: Option<usize> = None;
+    text.char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+        .filter_map(move |(i, c)| {
+            if is_word(c) {
+                start.get_or_insert(i);
+                None
+            } else {
+                start.take().map(|s| (s, &text[s..i]))
+            }
+        })
+}
+
 fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -98,7 +114,87 @@ fn locate(bundle: &Bundle, part: &Name, word: &str) -> TextRange {
     }
 }
 
-fn hidden_variables(bundle: &Bundle, agent: &Agent, parts: &[&Name], out: &mut Vec<Diagnostic>) {
+/// What every agent's check reads, computed once per bundle.
+struct Shared<'b> {
+    /// Agent → the variables of its view.
+    views: std::collections::HashMap<&'b str, HashSet<&'b str>>,
+    /// Lowercased names that are also something else the prompt may be
+    /// talking about: a field of a structured output, a model, a tool or its
+    /// parameter, an agent.
+    other_meaning: HashSet<String>,
+    /// Declared variables with an underscore in their name, by name and by
+    /// exposure name (`NAME_IN_CAPS`); the first declaration wins.
+    by_name: std::collections::HashMap<&'b str, &'b crate::model::Variable>,
+    by_caps: std::collections::HashMap<String, &'b crate::model::Variable>,
+    /// Agent → the tools it owns (indexes into `tools`).
+    owned: std::collections::HashMap<&'b str, Vec<usize>>,
+    /// Tool function (with an underscore) → its first tools.yaml entry.
+    by_function: std::collections::HashMap<&'b str, usize>,
+}
+
+impl<'b> Shared<'b> {
+    fn of(bundle: &'b Bundle) -> Shared<'b> {
+        let mut views: std::collections::HashMap<&str, HashSet<&str>> =
+            std::collections::HashMap::new();
+        for v in &bundle.agent_views {
+            views
+                .entry(v.agent.text.as_str())
+                .or_default()
+                .extend(v.variables.iter().map(|n| n.text.as_str()));
+        }
+        let mut other_meaning: HashSet<String> = HashSet::new();
+        for m in &bundle.models {
+            other_meaning.extend(m.fields.iter().map(|f| f.name.text.to_lowercase()));
+            other_meaning.insert(m.name.text.to_lowercase());
+        }
+        for t in &bundle.tools {
+            other_meaning.extend(t.function.iter().map(|f| f.text.to_lowercase()));
+        }
+        for py in &bundle.python {
+            for f in &py.module.functions {
+                other_meaning.extend(f.params.iter().map(|p| p.name.to_lowercase()));
+            }
+        }
+        other_meaning.extend(bundle.agents.iter().map(|a| a.name.text.to_lowercase()));
+        let mut by_name = std::collections::HashMap::new();
+        let mut by_caps = std::collections::HashMap::new();
+        for var in bundle
+            .variables
+            .iter()
+            .filter(|v| v.name.text.contains('_'))
+        {
+            by_name.entry(var.name.text.as_str()).or_insert(var);
+            by_caps.entry(var.name.text.to_uppercase()).or_insert(var);
+        }
+        let mut owned: std::collections::HashMap<&str, Vec<usize>> =
+            std::collections::HashMap::new();
+        let mut by_function = std::collections::HashMap::new();
+        for (i, t) in bundle.tools.iter().enumerate() {
+            for a in &t.agents {
+                owned.entry(a.text.as_str()).or_default().push(i);
+            }
+            if let Some(f) = t.function.as_ref().filter(|f| f.text.contains('_')) {
+                by_function.entry(f.text.as_str()).or_insert(i);
+            }
+        }
+        Shared {
+            views,
+            other_meaning,
+            by_name,
+            by_caps,
+            owned,
+            by_function,
+        }
+    }
+}
+
+fn hidden_variables(
+    bundle: &Bundle,
+    shared: &Shared<'_>,
+    agent: &Agent,
+    parts: &[&Name],
+    out: &mut Vec<Diagnostic>,
+) {
     let name = agent.name.text.as_str();
     // Prompt middleware may add anything to the prompt: a module that
     // dumps the context, or one that names the variable, may show it.
@@ -108,57 +204,37 @@ fn hidden_variables(bundle: &Bundle, agent: &Agent, parts: &[&Name], out: &mut V
     if middleware.iter().any(|t| t.contains("snapshot(")) {
         return;
     }
-    let view: HashSet<&str> = bundle
-        .agent_views
-        .iter()
-        .filter(|v| v.agent.text == name)
-        .flat_map(|v| v.variables.iter().map(|n| n.text.as_str()))
-        .collect();
-    // Names that are also something else the prompt may be talking about:
-    // a field of a structured output, a tool or its parameter, an agent.
-    let mut other_meaning: HashSet<String> = HashSet::new();
-    for m in &bundle.models {
-        other_meaning.extend(m.fields.iter().map(|f| f.name.text.to_lowercase()));
-        other_meaning.insert(m.name.text.to_lowercase());
-    }
-    for t in &bundle.tools {
-        other_meaning.extend(t.function.iter().map(|f| f.text.to_lowercase()));
-    }
-    for py in &bundle.python {
-        for f in &py.module.functions {
-            other_meaning.extend(f.params.iter().map(|p| p.name.to_lowercase()));
-        }
-    }
-    other_meaning.extend(bundle.agents.iter().map(|a| a.name.text.to_lowercase()));
+    let empty = HashSet::new();
+    let view = shared.views.get(name).unwrap_or(&empty);
+    let other_meaning = &shared.other_meaning;
+    // Whole words of the prompt, looked up by name: (part, word, offset).
+    let mut hits: Vec<(&Name, &str, &crate::model::Variable)> = Vec::new();
     let mut seen: HashSet<&str> = HashSet::new();
-    for var in &bundle.variables {
+    for part in parts {
+        let text = part.text.as_str();
+        for (at, word) in words(text) {
+            let (var, caps) = match (shared.by_caps.get(word), shared.by_name.get(word)) {
+                (Some(v), _) => (*v, true),
+                (None, Some(v)) => (*v, false),
+                (None, None) => continue,
+            };
+            let v = var.name.text.as_str();
+            if seen.contains(v)
+                || view.contains(v)
+                || other_meaning.contains(&v.to_lowercase())
+                || (!caps && !read_from_context(text, at, word.len()))
+            {
+                continue;
+            }
+            seen.insert(v);
+            hits.push((part, word, var));
+        }
+    }
+    for (part, needle, var) in hits {
         let v = var.name.text.as_str();
-        if view.contains(v) || !v.contains('_') || other_meaning.contains(&v.to_lowercase()) {
-            continue;
-        }
-        if !seen.insert(v) {
-            continue;
-        }
         if middleware.iter().any(|t| !word_at(t, v).is_empty()) {
             continue;
         }
-        let caps = v.to_uppercase();
-        let found = parts.iter().find_map(|p| {
-            let text = p.text.as_str();
-            // The exposure line's name, `NAME_IN_CAPS`.
-            if !word_at(text, &caps).is_empty() {
-                return Some((*p, caps.as_str()));
-            }
-            // The declared name, read from the context: `ContextVariables.x`,
-            // or in a clause that speaks of the context.
-            word_at(text, v)
-                .into_iter()
-                .any(|at| read_from_context(text, at, v.len()))
-                .then_some((*p, v))
-        });
-        let Some((part, needle)) = found else {
-            continue;
-        };
         let exposed_to: Vec<&str> = bundle
             .agent_views
             .iter()
@@ -241,13 +317,19 @@ fn phrased_as_call(text: &str, at: usize, len: usize) -> bool {
         .any(|w| CALL_VERBS.contains(&w.as_str()))
 }
 
-fn uncallable_tools(bundle: &Bundle, agent: &Agent, parts: &[&Name], out: &mut Vec<Diagnostic>) {
+fn uncallable_tools(
+    shared: &Shared<'_>,
+    bundle: &Bundle,
+    agent: &Agent,
+    parts: &[&Name],
+    out: &mut Vec<Diagnostic>,
+) {
     let name = agent.name.text.as_str();
-    let owned: Vec<&crate::model::Tool> = bundle
-        .tools
-        .iter()
-        .filter(|t| t.agents.iter().any(|a| a.text == name))
-        .collect();
+    let owned: Vec<&crate::model::Tool> = shared
+        .owned
+        .get(name)
+        .map(|ix| ix.iter().map(|&i| &bundle.tools[i]).collect())
+        .unwrap_or_default();
     let auto = owned
         .iter()
         .find(|t| t.auto_tool_call)
@@ -262,23 +344,23 @@ fn uncallable_tools(bundle: &Bundle, agent: &Agent, parts: &[&Name], out: &mut V
             .collect()
     };
     let mut reported: HashSet<&str> = HashSet::new();
-    for tool in &bundle.tools {
-        let Some(function) = tool.function.as_ref().map(|f| f.text.as_str()) else {
-            continue;
-        };
-        if offered.contains(function) || reported.contains(function) || !function.contains('_') {
-            continue;
+    let mut calls: Vec<(&Name, &crate::model::Tool, &str)> = Vec::new();
+    for part in parts {
+        for (at, word) in words(&part.text) {
+            let Some(&i) = shared.by_function.get(word) else {
+                continue;
+            };
+            if offered.contains(word)
+                || reported.contains(word)
+                || !phrased_as_call(&part.text, at, word.len())
+            {
+                continue;
+            }
+            reported.insert(word);
+            calls.push((part, &bundle.tools[i], word));
         }
-        let found = parts.iter().find_map(|p| {
-            word_at(&p.text, function)
-                .into_iter()
-                .find(|&at| phrased_as_call(&p.text, at, function.len()))
-                .map(|_| *p)
-        });
-        let Some(part) = found else {
-            continue;
-        };
-        reported.insert(function);
+    }
+    for (part, tool, function) in calls {
         let why = match auto {
             Some(auto_fn) => format!(
                 "`{name}` owns the auto tool `{}`, so mozaiks offers it no LLM-callable tool at all{}",
