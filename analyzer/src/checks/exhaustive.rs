@@ -138,7 +138,7 @@ fn check_source(
         let all = known.with_initial();
         nullable.push(all.len() > known.values.len());
         initial_only.push(known.initial_only.as_ref().map(Value::hash_key));
-        exact &= known.exact;
+        exact &= known.exact && known.fresh_for.iter().any(|a| a == source);
         full.push(all);
     }
     let size = full
@@ -333,8 +333,10 @@ fn check_source(
         out.push(d);
     }
     // MZ307: an assignment no rule matches, with no fallback.
-    // Only exact domains name a witness: a bound may hold values no writer
-    // ever produces.
+    // Only exact domains name a witness (a bound may hold values no writer
+    // ever produces), and only for variables the source's own turn always
+    // writes: a value written earlier on the path may be tied to how the
+    // run got here.
     if !judge_uncovered || has_fallback || has_tool_rule || !exact {
         return;
     }

@@ -53,6 +53,10 @@ pub struct KnownDomain {
     /// writers are not all followed): enough to prove a condition can never
     /// hold, not to name a value that certainly occurs.
     pub exact: bool,
+    /// Agents whose every turn writes the variable (an auto tool that
+    /// writes it unconditionally, or its outcome contract): after their
+    /// turn it holds a value written then, whatever path led there.
+    pub fresh_for: Vec<String>,
     /// Where the values come from, for hover.
     pub sources: Vec<String>,
 }
@@ -103,10 +107,19 @@ impl Domains {
 }
 
 /// Renders a value as a condition_value would be written.
+/// A string that YAML would read as another type is quoted (`'true'`).
 pub fn show(v: &Value) -> String {
     match v {
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".to_string(),
+        Value::Str(s)
+            if !matches!(
+                crate::syntax::scalar::resolve_plain(s, false),
+                Ok(crate::syntax::scalar::Resolved::Value(Value::Str(_)))
+            ) =>
+        {
+            format!("'{s}'")
+        }
         other => other.python_str(),
     }
 }
@@ -204,6 +217,14 @@ fn domain(
         acc.source("declared `boolean`".into());
     }
     let mut writers = 0usize;
+    let mut fresh_for: Vec<String> = Vec::new();
+    let mut fresh = |agents: &[super::Name]| {
+        for a in agents {
+            if !fresh_for.contains(&a.text) {
+                fresh_for.push(a.text.clone());
+            }
+        }
+    };
     let mut why_unknown: Option<String> = None;
     let mut note = |why: String| {
         why_unknown.get_or_insert(why);
@@ -236,6 +257,9 @@ fn domain(
             }
             if let Some(e) = &outcome.error_value {
                 acc.add(Value::Str(e.text.clone()));
+            }
+            if tool.auto_tool_call {
+                fresh(&tool.agents);
             }
             acc.source(format!(
                 "outcome of tool `{}`",
@@ -299,6 +323,11 @@ fn domain(
         } else {
             for w in py.writes.get(name).into_iter().flatten() {
                 writers += 1;
+                if w.unconditional {
+                    for t in auto_tools_binding(bundle, w.file, w.function.as_deref()) {
+                        fresh(&t.agents);
+                    }
+                }
                 let file = bundle.file(w.file).map_or("?", |f| f.relative.as_str());
                 match &w.value {
                     Written::Const(v) => {
@@ -353,6 +382,7 @@ fn domain(
         may_be_null: initial_null,
         initial_only,
         exact: true,
+        fresh_for,
         sources: acc.sources,
     })
 }
@@ -368,12 +398,35 @@ fn unknown_or_boolean(boolean: bool, why: String) -> Domain {
             may_be_null: true,
             initial_only: None,
             exact: false,
+            fresh_for: Vec::new(),
             sources: vec![format!(
                 "declared `boolean` (other writers not followed: {why})"
             )],
         });
     }
     Domain::Unknown(why)
+}
+
+/// The auto tools bound to `function` of `file`.
+fn auto_tools_binding<'b>(
+    bundle: &'b Bundle,
+    file: crate::diagnostics::FileId,
+    function: Option<&str>,
+) -> Vec<&'b super::Tool> {
+    use super::python::{BindingOwner, BindingTarget};
+    bundle
+        .bindings
+        .iter()
+        .filter(|b| {
+            b.target == BindingTarget::File(file)
+                && b.function.as_ref().map(|f| f.text.as_str()) == function
+        })
+        .filter_map(|b| match b.owner {
+            BindingOwner::Tool(i) => Some(&bundle.tools[i]),
+            _ => None,
+        })
+        .filter(|t| t.auto_tool_call)
+        .collect()
 }
 
 fn normalize(name: &str) -> String {

@@ -29,6 +29,12 @@ pub struct Write {
     /// The key literal.
     pub range: TextRange,
     pub value: Written,
+    /// The enclosing top-level function, if any.
+    pub function: Option<String>,
+    /// The write is a statement of the function's own body (not inside an
+    /// `if`, loop, `try` or `with`), after no `return` or `raise`: it runs
+    /// on every call that does not fail first.
+    pub unconditional: bool,
 }
 
 /// The writes of every bound module of a bundle.
@@ -318,18 +324,24 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
                     consumed.insert(by_start[&first.0]);
                     let value_range = trim(src, args[1]);
                     let value = written(src, value_range, start, &defs);
+                    let (function, unconditional) = placement(src, &m, start, &defs);
                     out.writes.entry(key).or_default().push(Write {
                         file: py.file,
                         range: TextRange::new(first.0 as u32, first.1 as u32),
                         value,
+                        function,
+                        unconditional,
                     });
                 }
                 ("pop" | "delete", Some(key)) => {
                     consumed.insert(by_start[&first.0]);
+                    let (function, unconditional) = placement(src, &m, start, &defs);
                     out.writes.entry(key).or_default().push(Write {
                         file: py.file,
                         range: TextRange::new(first.0 as u32, first.1 as u32),
                         value: Written::Const(Value::Null),
+                        function,
+                        unconditional,
                     });
                 }
                 _ => {
@@ -379,6 +391,49 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
         .windows(needle.len())
         .position(|w| w == needle)
         .map(|p| p + from)
+}
+
+/// The top-level function enclosing `at`, and whether the statement at `at`
+/// is one of its body's own statements with no `return`/`raise` before it.
+fn placement(src: &str, m: &[u8], at: usize, defs: &[(usize, &str)]) -> (Option<String>, bool) {
+    let Some(&(def_start, function)) = defs.iter().rev().find(|(s, _)| *s < at) else {
+        return (None, false);
+    };
+    let masked = String::from_utf8_lossy(m);
+    let line_start = |i: usize| masked[..i].rfind('\n').map_or(0, |p| p + 1);
+    let indent = |ls: usize| {
+        masked[ls..]
+            .bytes()
+            .take_while(|b| *b == b' ' || *b == b'\t')
+            .count()
+    };
+    let def_indent = indent(line_start(def_start));
+    // The body's indentation: the first code line after the signature's end.
+    let Some(sig_end) = masked[def_start..at].find(":\n").map(|p| def_start + p + 2) else {
+        return (Some(function.to_string()), false);
+    };
+    let mut body_indent = None;
+    let mut before_ok = true;
+    let mut ls = sig_end;
+    while ls < at {
+        let le = masked[ls..].find('\n').map_or(masked.len(), |p| ls + p);
+        let line = &masked[ls..le];
+        if !line.trim().is_empty() {
+            let ind = indent(ls);
+            if body_indent.is_none() && ind > def_indent {
+                body_indent = Some(ind);
+            }
+            let t = line.trim_start();
+            if t.starts_with("return") || t.starts_with("raise") {
+                before_ok = false;
+            }
+        }
+        ls = le + 1;
+    }
+    let own = body_indent.is_some_and(|b| b == indent(line_start(at)));
+    // A continuation line of a bracketed statement is not a statement.
+    let _ = src;
+    (Some(function.to_string()), own && before_ok)
 }
 
 /// What the value expression of a `set` writes.
@@ -544,5 +599,22 @@ mod tests {
         assert!(reassigned(f, "verdict"));
         let f = "def f(verdict):\n    a, verdict = 1, 2\n";
         assert!(reassigned(f, "verdict"));
+    }
+
+    #[test]
+    fn only_writes_of_the_body_itself_are_unconditional() {
+        let src = "def f(v, context_variables=None):\n    context_variables.set('a', v)\n    if v:\n        context_variables.set('b', v)\n    if not v:\n        return None\n    context_variables.set('c', v)\n";
+        let (m, _) = mask(src);
+        let defs = [(4usize, "f")];
+        let at = |key: &str| src.find(&format!("context_variables.set('{key}'")).unwrap();
+        assert_eq!(placement(src, &m, at("a"), &defs), (Some("f".into()), true));
+        assert_eq!(
+            placement(src, &m, at("b"), &defs),
+            (Some("f".into()), false)
+        );
+        assert_eq!(
+            placement(src, &m, at("c"), &defs),
+            (Some("f".into()), false)
+        );
     }
 }
