@@ -92,6 +92,7 @@ impl Domains {
 
     pub fn compute(bundle: &Bundle) -> Domains {
         let python = writes::read(bundle);
+        let index = KeyIndex::of(bundle);
         let facts = authority::Facts::of(bundle);
         let mut map = HashMap::new();
         for var in &bundle.variables {
@@ -99,7 +100,7 @@ impl Domains {
                 continue;
             }
             let auth = authority::infer_with(&facts, var);
-            let domain = domain(bundle, var, &auth, &python);
+            let domain = domain(bundle, &index, var, &auth, &python);
             map.insert(var.name.text.clone(), domain);
         }
         Domains { map }
@@ -171,8 +172,52 @@ fn coerce(ty: &str, v: &Value) -> Option<Value> {
     })
 }
 
+/// The tools and batches that name each key, so that every variable does not
+/// scan them all.
+struct KeyIndex<'b> {
+    tools: HashMap<&'b str, Vec<&'b super::Tool>>,
+    batches: HashMap<&'b str, Vec<&'b super::TaskBatch>>,
+}
+
+impl<'b> KeyIndex<'b> {
+    fn of(bundle: &'b Bundle) -> KeyIndex<'b> {
+        let mut tools: HashMap<&str, Vec<&super::Tool>> = HashMap::new();
+        for t in &bundle.tools {
+            if let Some(o) = &t.outcome {
+                for k in o.context_key.iter().chain(&o.attempts_key) {
+                    let list = tools.entry(k.text.as_str()).or_default();
+                    if !list.iter().any(|x| std::ptr::eq(*x, t)) {
+                        list.push(t);
+                    }
+                }
+            }
+        }
+        let mut batches: HashMap<&str, Vec<&super::TaskBatch>> = HashMap::new();
+        for b in &bundle.task_batches {
+            let keys = b
+                .result_status_key
+                .iter()
+                .chain(&b.result_context_key)
+                .chain(
+                    b.recovery
+                        .iter()
+                        .flat_map(|r| [&r.request_key, &r.outcome_key, &r.status_key])
+                        .flatten(),
+                );
+            for k in keys {
+                let list = batches.entry(k.text.as_str()).or_default();
+                if !list.iter().any(|x| std::ptr::eq(*x, b)) {
+                    list.push(b);
+                }
+            }
+        }
+        KeyIndex { tools, batches }
+    }
+}
+
 fn domain(
     bundle: &Bundle,
+    index: &KeyIndex<'_>,
     var: &Variable,
     auth: &authority::Authority,
     py: &writes::PythonWrites,
@@ -246,7 +291,7 @@ fn domain(
             other => note(format!("its `{other}` trigger writes what the UI answers")),
         }
     }
-    for tool in &bundle.tools {
+    for tool in index.tools.get(name).into_iter().flatten() {
         let Some(outcome) = &tool.outcome else {
             continue;
         };
@@ -274,7 +319,7 @@ fn domain(
             note("it counts a tool's attempts".into());
         }
     }
-    for batch in &bundle.task_batches {
+    for batch in index.batches.get(name).into_iter().flatten() {
         if batch
             .result_status_key
             .as_ref()
