@@ -270,7 +270,7 @@ fn hidden_variables(
 
 /// Whether the name at `at` is written as read from the context: after
 /// `ContextVariables.` / `context_variables.` / `context.`, or in the same
-/// clause as the word "context".
+/// clause as "in (the) context", "from (the) context", "context variable".
 fn read_from_context(text: &str, at: usize, len: usize) -> bool {
     let before = text[..at].trim_end_matches('`');
     let lower_before = before.to_lowercase();
@@ -287,7 +287,18 @@ fn read_from_context(text: &str, at: usize, len: usize) -> bool {
         .find(['.', '!', '?', ';', '\n'])
         .map_or(text.len(), |i| at + len + i);
     let clause = text[start..end].to_lowercase();
-    !word_at(&clause, "context").is_empty()
+    [
+        "in context",
+        "in the context",
+        "from context",
+        "from the context",
+        "context variable",
+        "context key",
+        "context value",
+        "contextvariables",
+    ]
+    .iter()
+    .any(|phrase| clause.contains(phrase))
 }
 
 const CALL_VERBS: &[&str] = &[
