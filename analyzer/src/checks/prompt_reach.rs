@@ -101,6 +101,13 @@ fn word_at(text: &str, needle: &str) -> Vec<usize> {
 /// The range of the word in the file when the scalar is written verbatim
 /// there, else the whole value.
 fn locate(bundle: &Bundle, part: &Name, word: &str) -> TextRange {
+    locate_nth(bundle, part, word, 0)
+}
+
+/// The `nth` whole-word occurrence of `word` in the file within the value
+/// (the same occurrence as in the decoded text when the scalar is written
+/// verbatim), else the first, else the whole value.
+fn locate_nth(bundle: &Bundle, part: &Name, word: &str, nth: usize) -> TextRange {
     let Some(file) = bundle.file(part.file) else {
         return part.range;
     };
@@ -108,7 +115,8 @@ fn locate(bundle: &Bundle, part: &Name, word: &str) -> TextRange {
     let Some(slice) = file.text.get(start..end) else {
         return part.range;
     };
-    match word_at(slice, word).first() {
+    let found = word_at(slice, word);
+    match found.get(nth).or(found.first()) {
         Some(&at) => TextRange::new((start + at) as u32, (start + at + word.len()) as u32),
         None => part.range,
     }
@@ -308,24 +316,34 @@ const CALL_VERBS: &[&str] = &[
 /// Whether the tool name at `at` is phrased as something to call: a calling
 /// verb among the three words before it, or `(` right after it.
 fn phrased_as_call(text: &str, at: usize, len: usize) -> bool {
-    let after = text[at + len..].trim_start_matches('`');
-    if after.starts_with('(') {
-        return true;
-    }
     let before = &text[..at];
     // Within the same sentence or line.
     let clause = before
         .rfind(['.', '!', '?', ':', ';', '\n'])
         .map_or(before, |i| &before[i + 1..]);
-    clause
+    let words: Vec<String> = clause
         .split_whitespace()
-        .rev()
-        .take(4)
         .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
                 .to_lowercase()
         })
-        .any(|w| CALL_VERBS.contains(&w.as_str()))
+        .collect();
+    // "do not call", "never use", "avoid calling": not an instruction to call.
+    if words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "not" | "never" | "don't" | "dont" | "avoid" | "without" | "no"
+        )
+    }) {
+        return false;
+    }
+    let after = text[at + len..].trim_start_matches('`');
+    after.starts_with('(')
+        || words
+            .iter()
+            .rev()
+            .take(4)
+            .any(|w| CALL_VERBS.contains(&w.as_str()))
 }
 
 fn uncallable_tools(
@@ -355,7 +373,7 @@ fn uncallable_tools(
             .collect()
     };
     let mut reported: HashSet<&str> = HashSet::new();
-    let mut calls: Vec<(&Name, &crate::model::Tool, &str)> = Vec::new();
+    let mut calls: Vec<(&Name, &crate::model::Tool, &str, usize)> = Vec::new();
     for part in parts {
         for (at, word) in words(&part.text) {
             let Some(&i) = shared.by_function.get(word) else {
@@ -368,10 +386,14 @@ fn uncallable_tools(
                 continue;
             }
             reported.insert(word);
-            calls.push((part, &bundle.tools[i], word));
+            let nth = word_at(&part.text, word)
+                .iter()
+                .position(|&w| w == at)
+                .unwrap_or(0);
+            calls.push((part, &bundle.tools[i], word, nth));
         }
     }
-    for (part, tool, function) in calls {
+    for (part, tool, function, nth) in calls {
         let why = match auto {
             Some(auto_fn) => format!(
                 "`{name}` owns the auto tool `{}`, so mozaiks offers it no LLM-callable tool at all{}",
@@ -397,7 +419,7 @@ fn uncallable_tools(
         out.push(Diagnostic::new(
             Rule::PromptUncallableTool,
             part.file,
-            locate(bundle, part, function),
+            locate_nth(bundle, part, function, nth),
             format!(
                 "the prompt of `{name}` tells it to call `{function}`, which it is never offered: {why}; {}",
                 if auto.is_some() {
@@ -423,6 +445,10 @@ mod tests {
         let t = "save_plan(plan) stores it.";
         assert!(phrased_as_call(t, 0, 9));
         let t = "The save_plan tool records your answer.";
+        assert!(!phrased_as_call(t, t.find("save_plan").unwrap(), 9));
+        let t = "Do not call `save_plan` yourself.";
+        assert!(!phrased_as_call(t, t.find("save_plan").unwrap(), 9));
+        let t = "Never use save_plan here.";
         assert!(!phrased_as_call(t, t.find("save_plan").unwrap(), 9));
         assert_eq!(word_at("a NAME_X b NAME_XY", "NAME_X"), vec![2]);
     }
