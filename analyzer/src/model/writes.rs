@@ -240,6 +240,9 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
         .map(|(n, r)| (r.start as usize, n.as_str()))
         .collect();
     defs.sort();
+    let layout = Layout::of(&m);
+    let mut bodies: Bodies = HashMap::new();
+    let mut rebound: HashMap<(usize, String), bool> = HashMap::new();
     let mut i = 0;
     while i < m.len() {
         if !is_name_byte(m[i]) || (i > 0 && is_name_byte(m[i - 1])) {
@@ -323,8 +326,9 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
                 ("set", Some(key)) if args.len() == 2 => {
                     consumed.insert(by_start[&first.0]);
                     let value_range = trim(src, args[1]);
-                    let value = written(src, value_range, start, &defs);
-                    let (function, unconditional) = placement(src, &m, start, &defs);
+                    let value = written(src, value_range, start, &defs, &mut rebound);
+                    let (function, unconditional) =
+                        placement(&layout, &m, start, &defs, &mut bodies);
                     out.writes.entry(key).or_default().push(Write {
                         file: py.file,
                         range: TextRange::new(first.0 as u32, first.1 as u32),
@@ -335,7 +339,8 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
                 }
                 ("pop" | "delete", Some(key)) => {
                     consumed.insert(by_start[&first.0]);
-                    let (function, unconditional) = placement(src, &m, start, &defs);
+                    let (function, unconditional) =
+                        placement(&layout, &m, start, &defs, &mut bodies);
                     out.writes.entry(key).or_default().push(Write {
                         file: py.file,
                         range: TextRange::new(first.0 as u32, first.1 as u32),
@@ -393,51 +398,134 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
         .map(|p| p + from)
 }
 
+/// Lines of a masked module, read once: where each starts, its indentation,
+/// and how many `return`/`raise` lines precede it.
+struct Layout {
+    starts: Vec<usize>,
+    indent: Vec<usize>,
+    blank: Vec<bool>,
+    exits_before: Vec<usize>,
+}
+
+impl Layout {
+    fn of(m: &[u8]) -> Layout {
+        let mut layout = Layout {
+            starts: Vec::new(),
+            indent: Vec::new(),
+            blank: Vec::new(),
+            exits_before: Vec::new(),
+        };
+        let mut exits = 0;
+        let mut start = 0;
+        loop {
+            let end = m[start..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(m.len(), |p| start + p);
+            let line = &m[start..end];
+            let indent = line
+                .iter()
+                .take_while(|c| matches!(c, b' ' | b'\t'))
+                .count();
+            let code = &line[indent..];
+            layout.starts.push(start);
+            layout.indent.push(indent);
+            layout
+                .blank
+                .push(code.iter().all(|c| c.is_ascii_whitespace()));
+            layout.exits_before.push(exits);
+            if code.starts_with(b"return") || code.starts_with(b"raise") {
+                exits += 1;
+            }
+            if end >= m.len() {
+                break;
+            }
+            start = end + 1;
+        }
+        layout
+    }
+
+    fn line(&self, at: usize) -> usize {
+        self.starts.partition_point(|&s| s <= at).saturating_sub(1)
+    }
+}
+
+/// The top-level function enclosing `at`: its start and name.
+fn enclosing<'d>(defs: &[(usize, &'d str)], at: usize) -> Option<(usize, &'d str)> {
+    let i = defs.partition_point(|(s, _)| *s < at);
+    i.checked_sub(1).map(|i| defs[i])
+}
+
+/// Per function start, its body's first line and indentation (computed once).
+type Bodies = HashMap<usize, Option<(usize, usize)>>;
+
 /// The top-level function enclosing `at`, and whether the statement at `at`
 /// is one of its body's own statements with no `return`/`raise` before it.
-fn placement(src: &str, m: &[u8], at: usize, defs: &[(usize, &str)]) -> (Option<String>, bool) {
-    let Some(&(def_start, function)) = defs.iter().rev().find(|(s, _)| *s < at) else {
+fn placement(
+    layout: &Layout,
+    m: &[u8],
+    at: usize,
+    defs: &[(usize, &str)],
+    bodies: &mut Bodies,
+) -> (Option<String>, bool) {
+    let Some((def_start, function)) = enclosing(defs, at) else {
         return (None, false);
     };
-    let masked = String::from_utf8_lossy(m);
-    let line_start = |i: usize| masked[..i].rfind('\n').map_or(0, |p| p + 1);
-    let indent = |ls: usize| {
-        masked[ls..]
-            .bytes()
-            .take_while(|b| *b == b' ' || *b == b'\t')
-            .count()
-    };
-    let def_indent = indent(line_start(def_start));
-    // The body's indentation: the first code line after the signature's end.
-    let Some(sig_end) = masked[def_start..at].find(":\n").map(|p| def_start + p + 2) else {
-        return (Some(function.to_string()), false);
-    };
-    let mut body_indent = None;
-    let mut before_ok = true;
-    let mut ls = sig_end;
-    while ls < at {
-        let le = masked[ls..].find('\n').map_or(masked.len(), |p| ls + p);
-        let line = &masked[ls..le];
-        if !line.trim().is_empty() {
-            let ind = indent(ls);
-            if body_indent.is_none() && ind > def_indent {
-                body_indent = Some(ind);
+    let body = *bodies.entry(def_start).or_insert_with(|| {
+        let def_line = layout.line(def_start);
+        let def_indent = layout.indent[def_line];
+        // The signature ends on the first line that ends with `:` outside
+        // brackets (comments and strings are masked).
+        let mut depth = 0i32;
+        let mut sig_line = None;
+        for l in def_line..layout.starts.len() {
+            let end = layout.starts.get(l + 1).map_or(m.len(), |s| s - 1);
+            let from = if l == def_line {
+                def_start
+            } else {
+                layout.starts[l]
+            };
+            for &c in &m[from..end] {
+                match c {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth -= 1,
+                    _ => {}
+                }
             }
-            let t = line.trim_start();
-            if t.starts_with("return") || t.starts_with("raise") {
-                before_ok = false;
+            let text = &m[layout.starts[l]..end];
+            let trimmed = text
+                .iter()
+                .rposition(|c| !c.is_ascii_whitespace())
+                .map(|p| text[p]);
+            if depth == 0 && trimmed == Some(b':') {
+                sig_line = Some(l);
+                break;
             }
         }
-        ls = le + 1;
-    }
-    let own = body_indent.is_some_and(|b| b == indent(line_start(at)));
-    // A continuation line of a bracketed statement is not a statement.
-    let _ = src;
-    (Some(function.to_string()), own && before_ok)
+        let first = sig_line? + 1;
+        (first..layout.starts.len())
+            .find(|&l| !layout.blank[l])
+            .filter(|&l| layout.indent[l] > def_indent)
+            .map(|l| (l, layout.indent[l]))
+    });
+    let Some((body_line, body_indent)) = body else {
+        return (Some(function.to_string()), false);
+    };
+    let line = layout.line(at);
+    let own = line >= body_line
+        && layout.indent[line] == body_indent
+        && layout.exits_before[line] == layout.exits_before[body_line];
+    (Some(function.to_string()), own)
 }
 
 /// What the value expression of a `set` writes.
-fn written(src: &str, (a, b): (usize, usize), at: usize, defs: &[(usize, &str)]) -> Written {
+fn written(
+    src: &str,
+    (a, b): (usize, usize),
+    at: usize,
+    defs: &[(usize, &str)],
+    rebound: &mut HashMap<(usize, String), bool>,
+) -> Written {
     let text = &src[a..b];
     let other = || Written::Other(text.to_string());
     if let Some(v) = python_constant(text) {
@@ -449,14 +537,16 @@ fn written(src: &str, (a, b): (usize, usize), at: usize, defs: &[(usize, &str)])
         return other();
     }
     // The enclosing top-level function: the last `def` before the write.
-    let Some(&(def_start, function)) = defs.iter().rev().find(|(s, _)| *s < at) else {
+    let Some((def_start, function)) = enclosing(defs, at) else {
         return other();
     };
     let def_end = defs
-        .iter()
-        .find(|(s, _)| *s > def_start)
+        .get(defs.partition_point(|(s, _)| *s <= def_start))
         .map_or(src.len(), |(s, _)| *s);
-    if reassigned(&src[def_start..def_end], text) {
+    let is_rebound = *rebound
+        .entry((def_start, text.to_string()))
+        .or_insert_with(|| reassigned(&src[def_start..def_end], text));
+    if is_rebound {
         return other();
     }
     Written::Param {
@@ -603,18 +693,30 @@ mod tests {
 
     #[test]
     fn only_writes_of_the_body_itself_are_unconditional() {
-        let src = "def f(v, context_variables=None):\n    context_variables.set('a', v)\n    if v:\n        context_variables.set('b', v)\n    if not v:\n        return None\n    context_variables.set('c', v)\n";
-        let (m, _) = mask(src);
-        let defs = [(4usize, "f")];
-        let at = |key: &str| src.find(&format!("context_variables.set('{key}'")).unwrap();
-        assert_eq!(placement(src, &m, at("a"), &defs), (Some("f".into()), true));
-        assert_eq!(
-            placement(src, &m, at("b"), &defs),
-            (Some("f".into()), false)
-        );
-        assert_eq!(
-            placement(src, &m, at("c"), &defs),
-            (Some("f".into()), false)
-        );
+        let cases = [
+            (
+                "def f(v, context_variables=None):\n    context_variables.set('a', v)\n    if v:\n        context_variables.set('b', v)\n    if not v:\n        return None\n    context_variables.set('c', v)\n",
+                [("a", true), ("b", false), ("c", false)],
+            ),
+            // A comment after the signature, a write inside an `if` first.
+            (
+                "def f(v, context_variables=None):  # note\n    if v:\n        context_variables.set('b', v)\n    context_variables.set('a', v)\n    x = (1,\n        2)\n    context_variables.set('c', v)\n",
+                [("b", false), ("a", true), ("c", true)],
+            ),
+        ];
+        for (src, expected) in cases {
+            let (m, _) = mask(src);
+            let layout = Layout::of(&m);
+            let mut bodies = Bodies::new();
+            let defs = [(4usize, "f")];
+            for (key, unconditional) in expected {
+                let at = src.find(&format!("context_variables.set('{key}'")).unwrap();
+                assert_eq!(
+                    placement(&layout, &m, at, &defs, &mut bodies),
+                    (Some("f".into()), unconditional),
+                    "{key} in {src}"
+                );
+            }
+        }
     }
 }
