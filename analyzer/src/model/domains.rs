@@ -361,7 +361,7 @@ fn domain(
     if python_may_write {
         if let Some(why) = &py.opaque {
             note(why.clone());
-        } else if py.other_uses.contains(name) || py.builds(name) {
+        } else if py.other_uses.contains(name) || py.builds(bundle, name) {
             note(format!(
                 "Python code uses the key `{name}` in a way mzk does not follow"
             ));

@@ -48,14 +48,19 @@ pub struct PythonWrites {
     /// (a dict key, a constant, a subscript): such a key may be written
     /// through a path that is not followed.
     pub other_uses: HashSet<String>,
-    /// Modules' built names (f-strings, concatenations), which may be keys.
-    built: Vec<std::sync::Arc<crate::syntax::python_keys::BuiltNames>>,
+    /// The modules read, whose built names (f-strings, concatenations) may
+    /// be keys; parsed only when a key needs it.
+    read_files: Vec<FileId>,
 }
 
 impl PythonWrites {
     /// Whether some module may build `key` from parts.
-    pub fn builds(&self, key: &str) -> bool {
-        self.built.iter().any(|b| b.builds(key))
+    pub fn builds(&self, bundle: &Bundle, key: &str) -> bool {
+        self.read_files.iter().any(|id| {
+            bundle
+                .file(*id)
+                .is_some_and(|f| crate::syntax::python_keys::scan_memo(&f.text).builds(key))
+        })
     }
 }
 
@@ -204,7 +209,8 @@ fn trim(src: &str, (a, b): (usize, usize)) -> (usize, usize) {
     (a + lead, (b - trail).max(a + lead))
 }
 
-/// Reads all bound modules of the bundle.
+/// Reads all bound modules of the bundle, up to the first opaque one (after
+/// which nothing Python writes can be followed).
 pub fn read(bundle: &Bundle) -> PythonWrites {
     let mut out = PythonWrites::default();
     for py in &bundle.python {
@@ -214,11 +220,13 @@ pub fn read(bundle: &Bundle) -> PythonWrites {
         if py.module.too_large || !py.module.syntax_errors.is_empty() {
             out.opaque
                 .get_or_insert_with(|| format!("`{}` could not be read", file.relative));
-            continue;
+        } else {
+            read_module(&file.text, py, &file.relative, &mut out);
+            out.read_files.push(py.file);
         }
-        read_module(&file.text, py, &file.relative, &mut out);
-        out.built
-            .push(crate::syntax::python_keys::scan_memo(&file.text));
+        if out.opaque.is_some() {
+            break;
+        }
     }
     out
 }
@@ -244,7 +252,8 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
     let mut bodies: Bodies = HashMap::new();
     let mut rebound: HashMap<(usize, String), bool> = HashMap::new();
     let mut i = 0;
-    while i < m.len() {
+    // Once a module is opaque nothing else it does matters.
+    while i < m.len() && out.opaque.is_none() {
         if !is_name_byte(m[i]) || (i > 0 && is_name_byte(m[i - 1])) {
             i += 1;
             continue;
@@ -368,6 +377,9 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
                 line_of(start)
             )
         });
+    }
+    if out.opaque.is_some() {
+        return;
     }
     // `.set(<not a literal>, …)` on any receiver: a key computed at run time.
     let mut from = 0;
