@@ -21,6 +21,27 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         graph.index(&Node::Terminate).expect("terminate node"),
         graph.index(&Node::User).expect("user node"),
     ]);
+    {
+        // MZ307-MZ309 over value domains; the sources the single-variable
+        // proof below judges keep its finding (MZ302).
+        let reachable: std::collections::HashSet<String> = parents
+            .keys()
+            .map(|n| graph.graph[*n].label().to_string())
+            .collect();
+        let skip: std::collections::HashSet<String> = reachable
+            .iter()
+            .filter(|label| {
+                graph
+                    .index(&Node::Agent((*label).clone()))
+                    .is_some_and(|n| {
+                        let rules = graph.rules_from(bundle, n);
+                        single_variable_proof(bundle, &rules)
+                    })
+            })
+            .cloned()
+            .collect();
+        super::exhaustive::check(bundle, &reachable, &skip, out);
+    }
     let with_path = |d: Diagnostic, node: NodeIndex| -> Diagnostic {
         graph.witness(&parents, node).into_iter().fold(d, |d, i| {
             let r = &bundle.rules[i];
@@ -265,6 +286,17 @@ fn impossible_values(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             ),
         ));
     }
+}
+
+/// Whether [`uncovered`] judges these rules (one variable of a known domain).
+fn single_variable_proof(bundle: &Bundle, rules: &[&TransitionRule]) -> bool {
+    let Some(key) = rules.first().and_then(|r| r.condition_key.as_ref()) else {
+        return false;
+    };
+    rules.iter().all(|r| {
+        r.condition_type == Some(ConditionType::ContextEquals)
+            && r.condition_key.as_ref().is_some_and(|k| k.text == key.text)
+    }) && domain(bundle, &key.text).is_some()
 }
 
 /// A source without an after_turn fallback whose conditions all test one

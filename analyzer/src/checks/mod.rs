@@ -2,9 +2,11 @@
 
 mod authority;
 mod context_contract;
+mod exhaustive;
 mod graph;
 mod outcome_contract;
 mod prompt_budget;
+mod prompt_reach;
 mod python;
 mod references;
 mod structured_outputs;
@@ -44,4 +46,5 @@ pub fn run(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     task_batches::check(bundle, out);
     python::check(bundle, out);
     graph::check(bundle, out);
+    prompt_reach::check(bundle, out);
 }

@@ -172,8 +172,28 @@ fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextR
                     .filter(|r| r.name.file != var.name.file || r.name.range != var.name.range)
                     .map(|r| format!("- {} ({})", reader(bundle, r), location(analysis, &r.name)))
                     .collect();
+                let values = match bundle.domains().of(name) {
+                    Some(crate::model::domains::Domain::Known(k)) => format!(
+                        "Values: {}{} ({})\n\n",
+                        k.values
+                            .iter()
+                            .map(|v| format!("`{}`", crate::model::domains::show(v)))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if k.may_be_null {
+                            ", `null` until set"
+                        } else {
+                            ""
+                        },
+                        k.sources.join("; ")
+                    ),
+                    Some(crate::model::domains::Domain::Unknown(why)) => {
+                        format!("Values: not known ({why})\n\n")
+                    }
+                    None => String::new(),
+                };
                 text.push_str(&format!(
-                    "Type `{ty}`, default `{default}`\n\nAuthority: `{}` ({}); routing: {}, persisted: {}\n\nWriters: {writers}\n\nReaders:\n{}",
+                    "Type `{ty}`, default `{default}`\n\n{values}Authority: `{}` ({}); routing: {}, persisted: {}\n\nWriters: {writers}\n\nReaders:\n{}",
                     auth.class.as_str(),
                     auth.reason,
                     auth.routing,

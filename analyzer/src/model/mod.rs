@@ -3,10 +3,12 @@
 //! (possibly partial) files: what is valid is kept, what is not was reported.
 
 pub mod authority;
+pub mod domains;
 mod lower;
 pub mod mentions;
 pub mod python;
 pub mod symbols;
+pub mod writes;
 
 pub use lower::lower;
 pub use symbols::{SymbolKind, SymbolTable};
@@ -78,6 +80,8 @@ pub struct Bundle {
     variable_index: std::collections::HashMap<String, usize>,
     registry_index: std::collections::HashMap<String, usize>,
     model_index: std::collections::HashMap<String, usize>,
+    /// The value domains of the variables, computed on first use.
+    domains: std::sync::OnceLock<domains::Domains>,
 }
 
 impl Bundle {
@@ -97,6 +101,7 @@ impl Bundle {
     /// Builds the name indexes once every file is lowered (lookups stay
     /// constant-time on bundles with thousands of agents).
     pub fn index(&mut self) {
+        self.domains = Default::default();
         self.agent_index.clear();
         self.variable_index.clear();
         self.registry_index.clear();
@@ -114,6 +119,11 @@ impl Bundle {
         for (i, r) in self.registry.iter().enumerate() {
             self.registry_index.insert(r.agent.text.clone(), i);
         }
+    }
+
+    /// The value domain of every declared variable (computed once).
+    pub fn domains(&self) -> &domains::Domains {
+        self.domains.get_or_init(|| domains::Domains::compute(self))
     }
 
     pub fn variable(&self, name: &str) -> Option<&Variable> {

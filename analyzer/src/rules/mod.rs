@@ -170,6 +170,9 @@ rules! {
     RoutingTrap => ("MZ304", "routing-trap", Warning, Correctness, "An agent from which no rule path reaches terminate or user"),
     PauseWithoutUserRule => ("MZ305", "pause-without-user-rule", Warning, Correctness, "A rule pauses for the user but no rule routes the user's reply"),
     TerminateUnreachable => ("MZ306", "terminate-unreachable", Warning, Correctness, "No chain of rules from the entry reaches terminate"),
+    UncoveredAssignment => ("MZ307", "uncovered-assignment", Warning, Correctness, "Values of the variables a source's rules read for which no rule matches and there is no fallback"),
+    CoveredRule => ("MZ308", "covered-rule", Warning, Correctness, "A condition that only holds where earlier rules of the same source already match"),
+    ImpossibleCondition => ("MZ309", "impossible-condition", Warning, Correctness, "A condition no value its variables can hold makes true"),
 
     // MZ4xx: context authority and routing conditions.
     ConditionValueType => ("MZ401", "condition-value-type", Warning, Correctness, "A context_equals value that can never equal the variable's declared type"),
@@ -215,6 +218,8 @@ rules! {
     PromptOverBudget => ("MZ803", "prompt-over-budget", Warning, Prompt, "An agent's static prompt is larger than the token budget"),
     UnusedViewVariable => ("MZ804", "unused-view-variable", Info, ContextBudget, "A variable in an agent's view that nothing of that agent uses"),
     UnboundedExposure => ("MZ805", "unbounded-exposure", Info, ContextBudget, "An object or array filled at run time is exposed to an agent in full, with no bound on its size"),
+    PromptHiddenVariable => ("MZ806", "prompt-hidden-variable", Warning, Correctness, "A prompt names a context variable that is not in the agent's view"),
+    PromptUncallableTool => ("MZ807", "prompt-uncallable-tool", Warning, Correctness, "A prompt tells the agent to call a tool it is never offered"),
 
     // MZ9xx: mzk's own suppression comments.
     UnusedSuppression => ("MZ901", "unused-suppression", Warning, Hygiene, "A `# mzk: ignore[...]` comment that suppresses nothing"),

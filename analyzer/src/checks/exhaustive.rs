@@ -1,0 +1,611 @@
+//! MZ307–MZ309: routing proved over value domains. For each source, its
+//! `context_equals` and `context_expression` rules are evaluated in mozaiks'
+//! order (conditions in YAML order, first match wins) over every assignment
+//! of the finite domains of the variables they read (`model::domains`).
+//! A source is skipped when any variable it reads has no known domain, when
+//! the product is too large, or when an expression could raise or does
+//! something this evaluator does not model: nothing is claimed then.
+
+use std::collections::HashSet;
+
+use crate::diagnostics::{did_you_mean, Diagnostic, Fix};
+use crate::model::domains::show;
+use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
+use crate::rules::Rule;
+use crate::syntax::expression::{compile, CmpOp, Const, Expr};
+use crate::syntax::{NodeKind, Value};
+
+/// Most assignments enumerated for one source.
+const MAX_ASSIGNMENTS: usize = 4096;
+/// Uncovered assignments quoted in a message.
+const MAX_WITNESSES: usize = 3;
+
+/// A compiled condition.
+enum Cond {
+    Equals(String, Value),
+    Expression(Expr),
+}
+
+/// `reachable`: the sources a run can reach (agent names, `user`).
+/// `skip_uncovered`: sources the single-variable proof (MZ302) already judges.
+pub fn check(
+    bundle: &Bundle,
+    reachable: &HashSet<String>,
+    skip_uncovered: &HashSet<String>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let shadowed: HashSet<usize> = crate::graph::shadowed_rules(bundle)
+        .into_iter()
+        .map(|(dead, _)| dead)
+        .collect();
+    // Rules by source, in YAML order; `user` in any case is one source.
+    let mut order: Vec<String> = Vec::new();
+    let mut by_source: std::collections::HashMap<String, Vec<&TransitionRule>> =
+        std::collections::HashMap::new();
+    for r in &bundle.rules {
+        let label = if r.source.text.eq_ignore_ascii_case("user") {
+            "user".to_string()
+        } else {
+            r.source.text.clone()
+        };
+        by_source
+            .entry(label.clone())
+            .or_insert_with(|| {
+                order.push(label);
+                Vec::new()
+            })
+            .push(r);
+    }
+    for label in &order {
+        let rules = &by_source[label];
+        check_source(
+            bundle,
+            label,
+            rules,
+            &shadowed,
+            reachable.contains(label) && !skip_uncovered.contains(label),
+            out,
+        );
+    }
+}
+
+fn check_source(
+    bundle: &Bundle,
+    source: &str,
+    rules: &[&TransitionRule],
+    shadowed: &HashSet<usize>,
+    judge_uncovered: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let has_fallback = rules
+        .iter()
+        .any(|r| r.transition_type == TransitionType::AfterTurn);
+    let has_tool_rule = rules
+        .iter()
+        .any(|r| r.condition_type == Some(ConditionType::ToolCalled));
+    let mut conds: Vec<(&TransitionRule, Cond)> = Vec::new();
+    for r in rules {
+        if r.transition_type != TransitionType::Condition {
+            continue;
+        }
+        let cond = match r.condition_type {
+            Some(ConditionType::ContextEquals) => {
+                let Some(key) = &r.condition_key else { return };
+                let value = match &r.condition_value {
+                    None => Value::Null,
+                    Some(node) => match &node.kind {
+                        NodeKind::Scalar(s) if plain(&s.value) => s.value.clone(),
+                        _ => return,
+                    },
+                };
+                Cond::Equals(key.text.clone(), value)
+            }
+            Some(ConditionType::ContextExpression) => {
+                let Some(text) = &r.context_expression else {
+                    return;
+                };
+                let Ok((expr, _)) = compile(&text.text) else {
+                    return;
+                };
+                Cond::Expression(expr)
+            }
+            Some(ConditionType::ToolCalled) => continue,
+            None => return,
+        };
+        conds.push((r, cond));
+    }
+    if conds.is_empty() {
+        return;
+    }
+    // The variables read, each with its domain (null included when it may
+    // read null).
+    let mut vars: Vec<String> = Vec::new();
+    for (_, c) in &conds {
+        match c {
+            Cond::Equals(k, _) => push_unique(&mut vars, k),
+            Cond::Expression(e) => refs(e, &mut vars),
+        }
+    }
+    let domains = bundle.domains();
+    let mut full: Vec<Vec<Value>> = Vec::new();
+    let mut nullable: Vec<bool> = Vec::new();
+    let mut initial_only: Vec<Option<String>> = Vec::new();
+    let mut exact = true;
+    for v in &vars {
+        let Some(known) = domains.known(v) else {
+            return;
+        };
+        let all = known.with_initial();
+        nullable.push(all.len() > known.values.len());
+        initial_only.push(known.initial_only.as_ref().map(Value::hash_key));
+        exact &= known.exact && known.fresh_for.iter().any(|a| a == source);
+        full.push(all);
+    }
+    let size = full
+        .iter()
+        .try_fold(1usize, |n, d| n.checked_mul(d.len().max(1)))
+        .unwrap_or(usize::MAX);
+    if size == 0 || size > MAX_ASSIGNMENTS {
+        return;
+    }
+    // rows[i] = for each assignment, whether rule i's condition holds.
+    let mut assignments: Vec<Vec<usize>> = Vec::with_capacity(size);
+    let mut idx = vec![0usize; vars.len()];
+    loop {
+        assignments.push(idx.clone());
+        let mut k = 0;
+        loop {
+            if k == idx.len() {
+                break;
+            }
+            idx[k] += 1;
+            if idx[k] < full[k].len() {
+                break;
+            }
+            idx[k] = 0;
+            k += 1;
+        }
+        if k == idx.len() {
+            break;
+        }
+    }
+    let mut truth: Vec<Vec<bool>> = Vec::with_capacity(conds.len());
+    for (_, c) in &conds {
+        let mut row = Vec::with_capacity(assignments.len());
+        for a in &assignments {
+            let lookup = |name: &str| -> Value {
+                vars.iter()
+                    .position(|v| v == name)
+                    .map_or(Value::Null, |i| full[i][a[i]].clone())
+            };
+            let holds = match c {
+                Cond::Equals(k, v) => lookup(k).hash_key() == v.hash_key(),
+                Cond::Expression(e) => match eval(e, &lookup).map(|p| truthy(&p)) {
+                    Some(b) => b,
+                    None => return, // could raise, or not modelled
+                },
+            };
+            row.push(holds);
+        }
+        truth.push(row);
+    }
+    // A value a variable holds only until its first write (unset, or a
+    // default no writer writes) is not a witness of its own: the writer that
+    // routing waits for has usually run by then.
+    let written_only = |a: &[usize]| {
+        a.iter().enumerate().all(|(i, &vi)| {
+            !(nullable[i] && vi == full[i].len() - 1)
+                && initial_only[i].as_ref() != Some(&full[i][vi].hash_key())
+        })
+    };
+    let describe = |a: &[usize], used: &[usize]| -> String {
+        used.iter()
+            .map(|&i| format!("`{}` is `{}`", vars[i], show(&full[i][a[i]])))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    let mut reported: HashSet<usize> = HashSet::new();
+    // MZ309: never true.
+    for (ri, (rule, cond)) in conds.iter().enumerate() {
+        if truth[ri].iter().any(|t| *t) {
+            continue;
+        }
+        reported.insert(ri);
+        if shadowed.contains(&rule.index) {
+            continue;
+        }
+        let mut d = match cond {
+            Cond::Equals(key, value) => {
+                // Outcome, batch status and boolean keys have their own checks.
+                if single_key_domain(bundle, key) {
+                    continue;
+                }
+                let i = vars.iter().position(|v| v == key).unwrap_or(0);
+                let shown: Vec<String> = full[i].iter().map(show).collect();
+                let strings: Vec<&str> = full[i]
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Str(s) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let best = match value {
+                    Value::Str(s) => did_you_mean(s, strings.iter().copied()),
+                    _ => None,
+                };
+                let hint = best.map_or(String::new(), |b| format!(" (did you mean `{b}`?)"));
+                let mut d = Diagnostic::new(
+                    Rule::ImpossibleCondition,
+                    rule.file,
+                    rule.condition_value
+                        .as_ref()
+                        .map_or(rule.range, |v| v.range),
+                    format!(
+                        "rule `{} -> {}` can never fire: `{key}` only ever holds {}{}, never `{}`{hint}",
+                        rule.source.text,
+                        rule.target.text,
+                        join_or(&shown),
+                        sources_hint(bundle, key),
+                        show(value),
+                    ),
+                );
+                if let (Some(best), Value::Str(s)) = (best, value) {
+                    d = d.with_fix(Fix::ReplaceWord {
+                        original: s.clone(),
+                        replacement: best.to_string(),
+                    });
+                }
+                d
+            }
+            Cond::Expression(_) => {
+                let read: Vec<String> = vars
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| rule.expression_refs.iter().any(|r| &r.text == *v))
+                    .map(|(i, v)| {
+                        format!(
+                            "`{v}` ∈ {{{}}}",
+                            full[i].iter().map(show).collect::<Vec<_>>().join(", ")
+                        )
+                    })
+                    .collect();
+                Diagnostic::new(
+                    Rule::ImpossibleCondition,
+                    rule.file,
+                    rule.context_expression
+                        .as_ref()
+                        .map_or(rule.range, |e| e.range),
+                    format!(
+                        "rule `{} -> {}` can never fire: its expression is false for every value its variables can hold ({})",
+                        rule.source.text,
+                        rule.target.text,
+                        read.join(", ")
+                    ),
+                )
+            }
+        };
+        d = d.with_related(
+            rule.file,
+            rule.source.range.cover(rule.target.range),
+            "this rule",
+        );
+        out.push(d);
+    }
+    // MZ308: true only where an earlier rule already matched.
+    for (ri, (rule, _)) in conds.iter().enumerate() {
+        if reported.contains(&ri) || shadowed.contains(&rule.index) {
+            continue;
+        }
+        let covered = (0..assignments.len())
+            .filter(|&a| truth[ri][a])
+            .all(|a| (0..ri).any(|e| truth[e][a]));
+        if !covered {
+            continue;
+        }
+        let winners: Vec<usize> = (0..ri)
+            .filter(|&e| (0..assignments.len()).any(|a| truth[ri][a] && truth[e][a]))
+            .collect();
+        let mut d = Diagnostic::new(
+            Rule::CoveredRule,
+            rule.file,
+            rule.source.range.cover(rule.target.range),
+            format!(
+                "rule `{} -> {}` can never fire: whenever its condition holds, an earlier rule from `{}` matches first ({}); remove it or narrow the earlier {}",
+                rule.source.text,
+                rule.target.text,
+                rule.source.text,
+                winners
+                    .iter()
+                    .map(|&e| format!("`{} -> {}`", conds[e].0.source.text, conds[e].0.target.text))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if winners.len() == 1 { "rule" } else { "rules" }
+            ),
+        );
+        for &e in &winners {
+            let w = conds[e].0;
+            d = d.with_related(
+                w.file,
+                w.source.range.cover(w.target.range),
+                "this rule matches first",
+            );
+        }
+        out.push(d);
+    }
+    // MZ307: an assignment no rule matches, with no fallback.
+    // Only exact domains name a witness (a bound may hold values no writer
+    // ever produces), and only for variables the source's own turn always
+    // writes: a value written earlier on the path may be tied to how the
+    // run got here.
+    if !judge_uncovered || has_fallback || has_tool_rule || !exact {
+        return;
+    }
+    let uncovered: Vec<usize> = (0..assignments.len())
+        .filter(|&a| written_only(&assignments[a]) && !truth.iter().any(|row| row[a]))
+        .collect();
+    if uncovered.is_empty() {
+        return;
+    }
+    let all: Vec<usize> = (0..vars.len()).collect();
+    let witnesses: Vec<String> = uncovered
+        .iter()
+        .take(MAX_WITNESSES)
+        .map(|&a| describe(&assignments[a], &all))
+        .collect();
+    let more = uncovered.len().saturating_sub(MAX_WITNESSES);
+    let last = conds.last().map(|(r, _)| *r).unwrap_or(rules[0]);
+    out.push(
+        Diagnostic::new(
+            Rule::UncoveredAssignment,
+            last.file,
+            last.source.range.cover(last.target.range),
+            format!(
+                "when {}{} after `{source}`'s turn, no rule of `{source}` matches: the run fails with no_transition_matched; add a rule for {} or an after_turn fallback",
+                witnesses.join(", or "),
+                if more > 0 {
+                    format!(" (and {more} more)")
+                } else {
+                    String::new()
+                },
+                if uncovered.len() == 1 { "it" } else { "them" }
+            ),
+        )
+        .with_fix(Fix::AddFallback {
+            source: source.to_string(),
+        }),
+    );
+}
+
+/// The keys whose impossible values other rules report (MZ123 outcome keys,
+/// MZ303 task batch statuses, MZ401 booleans).
+fn single_key_domain(bundle: &Bundle, key: &str) -> bool {
+    let outcome = bundle.tools.iter().any(|t| {
+        t.outcome
+            .as_ref()
+            .and_then(|o| o.context_key.as_ref())
+            .is_some_and(|k| k.text == key)
+    });
+    let batch = bundle
+        .task_batches
+        .iter()
+        .any(|b| b.result_status_key.as_ref().is_some_and(|k| k.text == key));
+    let boolean = bundle
+        .variable(key)
+        .and_then(|v| v.declared_type.as_ref())
+        .is_some_and(|t| matches!(t.text.to_ascii_lowercase().as_str(), "boolean" | "bool"));
+    outcome || batch || boolean
+}
+
+fn sources_hint(bundle: &Bundle, key: &str) -> String {
+    match bundle.domains().known(key) {
+        Some(k) if !k.sources.is_empty() => format!(" ({})", k.sources.join("; ")),
+        _ => String::new(),
+    }
+}
+
+fn join_or(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
+    match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    }
+}
+
+fn plain(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+    )
+}
+
+fn push_unique(vars: &mut Vec<String>, name: &str) {
+    if !vars.iter().any(|v| v == name) {
+        vars.push(name.to_string());
+    }
+}
+
+fn refs(e: &Expr, vars: &mut Vec<String>) {
+    match e {
+        Expr::Ref(n) => push_unique(vars, n),
+        Expr::List(xs)
+        | Expr::Tuple(xs)
+        | Expr::And(xs)
+        | Expr::Or(xs)
+        | Expr::Len(xs)
+        | Expr::Lookup(xs) => xs.iter().for_each(|x| refs(x, vars)),
+        Expr::Not(x) => refs(x, vars),
+        Expr::Compare(first, rest) => {
+            refs(first, vars);
+            rest.iter().for_each(|(_, x)| refs(x, vars));
+        }
+        Expr::Const(_) | Expr::LenFunction => {}
+    }
+}
+
+/// A Python value the evaluator models.
+#[derive(Debug, Clone)]
+enum Py {
+    V(Value),
+    List(Vec<Py>),
+}
+
+fn truthy(p: &Py) -> bool {
+    match p {
+        Py::V(Value::Null) => false,
+        Py::V(Value::Bool(b)) => *b,
+        Py::V(Value::Int(i)) => *i != 0,
+        Py::V(Value::Float(f)) => *f != 0.0,
+        Py::V(Value::Str(s)) => !s.is_empty(),
+        Py::V(_) => true,
+        Py::List(xs) => !xs.is_empty(),
+    }
+}
+
+fn py_eq(a: &Py, b: &Py) -> bool {
+    match (a, b) {
+        (Py::V(x), Py::V(y)) => x.hash_key() == y.hash_key(),
+        (Py::List(x), Py::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
+        }
+        _ => false,
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Bool(b) => Some(*b as i32 as f64),
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// Orders two values as Python does; `None` where Python raises.
+fn py_cmp(a: &Py, b: &Py) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (Py::V(Value::Str(x)), Py::V(Value::Str(y))) => Some(x.cmp(y)),
+        (Py::V(x), Py::V(y)) => number(x)?.partial_cmp(&number(y)?),
+        _ => None,
+    }
+}
+
+/// Evaluates with Python's semantics; `None` when Python would raise or the
+/// construct is not modelled.
+fn eval(e: &Expr, lookup: &dyn Fn(&str) -> Value) -> Option<Py> {
+    Some(match e {
+        Expr::Ref(n) => Py::V(lookup(n)),
+        Expr::Const(c) => Py::V(match c {
+            Const::None => Value::Null,
+            Const::Bool(b) => Value::Bool(*b),
+            Const::Int(i) => Value::Int(*i),
+            Const::Float(f) => Value::Float(*f),
+            Const::Str(s) => Value::Str(s.clone()),
+            Const::Bytes(_) | Const::Other(_) => return None,
+        }),
+        Expr::List(xs) | Expr::Tuple(xs) => {
+            Py::List(xs.iter().map(|x| eval(x, lookup)).collect::<Option<_>>()?)
+        }
+        Expr::Not(x) => Py::V(Value::Bool(!truthy(&eval(x, lookup)?))),
+        Expr::And(xs) => {
+            let mut last = Py::V(Value::Bool(true));
+            for x in xs {
+                last = eval(x, lookup)?;
+                if !truthy(&last) {
+                    break;
+                }
+            }
+            last
+        }
+        Expr::Or(xs) => {
+            let mut last = Py::V(Value::Bool(false));
+            for x in xs {
+                last = eval(x, lookup)?;
+                if truthy(&last) {
+                    break;
+                }
+            }
+            last
+        }
+        Expr::Compare(first, rest) => {
+            let mut left = eval(first, lookup)?;
+            for (op, x) in rest {
+                let right = eval(x, lookup)?;
+                let holds = match op {
+                    CmpOp::Eq => py_eq(&left, &right),
+                    CmpOp::NotEq => !py_eq(&left, &right),
+                    CmpOp::Lt => py_cmp(&left, &right)?.is_lt(),
+                    CmpOp::LtE => py_cmp(&left, &right)?.is_le(),
+                    CmpOp::Gt => py_cmp(&left, &right)?.is_gt(),
+                    CmpOp::GtE => py_cmp(&left, &right)?.is_ge(),
+                    CmpOp::In | CmpOp::NotIn => {
+                        let found = match (&left, &right) {
+                            (_, Py::List(items)) => items.iter().any(|i| py_eq(&left, i)),
+                            (Py::V(Value::Str(a)), Py::V(Value::Str(b))) => b.contains(a.as_str()),
+                            _ => return None,
+                        };
+                        found == (*op == CmpOp::In)
+                    }
+                    CmpOp::Is | CmpOp::IsNot => {
+                        let same = match (&left, &right) {
+                            (Py::V(Value::Null), Py::V(Value::Null)) => true,
+                            (Py::V(Value::Null), _) | (_, Py::V(Value::Null)) => false,
+                            (Py::V(Value::Bool(a)), Py::V(Value::Bool(b))) => a == b,
+                            _ => return None,
+                        };
+                        same == (*op == CmpOp::Is)
+                    }
+                };
+                if !holds {
+                    return Some(Py::V(Value::Bool(false)));
+                }
+                left = right;
+            }
+            Py::V(Value::Bool(true))
+        }
+        Expr::Len(args) => {
+            let [arg] = args.as_slice() else { return None };
+            match eval(arg, lookup)? {
+                Py::V(Value::Str(s)) => Py::V(Value::Int(s.chars().count() as i128)),
+                Py::List(xs) => Py::V(Value::Int(xs.len() as i128)),
+                _ => return None,
+            }
+        }
+        Expr::Lookup(_) | Expr::LenFunction => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str, vals: &[(&str, Value)]) -> Option<bool> {
+        let (e, _) = compile(src).unwrap();
+        let lookup = |n: &str| {
+            vals.iter()
+                .find(|(k, _)| *k == n)
+                .map_or(Value::Null, |(_, v)| v.clone())
+        };
+        eval(&e, &lookup).map(|p| truthy(&p))
+    }
+
+    #[test]
+    fn python_semantics() {
+        let s = |x: &str| Value::Str(x.into());
+        assert_eq!(
+            run(
+                "${a} == 'x' and ${b}",
+                &[("a", s("x")), ("b", Value::Bool(true))]
+            ),
+            Some(true)
+        );
+        assert_eq!(run("${a} in ['x', 'y']", &[("a", s("y"))]), Some(true));
+        assert_eq!(run("${a} not in ['x', 'y']", &[("a", s("z"))]), Some(true));
+        assert_eq!(run("${n} >= 3", &[("n", Value::Int(3))]), Some(true));
+        // None < 1 raises: not modelled, nothing claimed.
+        assert_eq!(run("${n} < 1", &[]), None);
+        assert_eq!(run("${a} == 1", &[("a", Value::Bool(true))]), Some(true));
+        assert_eq!(run("not ${a}", &[]), Some(true));
+        assert_eq!(run("${a} is None", &[]), Some(true));
+    }
+}
