@@ -6,7 +6,6 @@ pub mod python;
 pub mod python_keys;
 pub mod scalar;
 pub mod yaml;
-mod yaml_errors;
 
 pub use line_index::{ColumnUnit, LineCol, LineIndex};
 pub use scalar::{ScalarStyle, Value};

@@ -1,289 +1,33 @@
-//! YAML text → a tree where every key, value and item carries its byte range,
-//! with PyYAML's (YAML 1.1, `safe_load`) reading of scalars, merge keys and
-//! aliases, and every problem reported as a diagnostic instead of a panic.
+//! saphyr's event stream → the tree, with PyYAML's reading: YAML 1.1
+//! scalars, merge keys, aliases under an expansion and depth budget,
+//! duplicate keys, and what saphyr accepts but PyYAML refuses.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle as SaphyrStyle, Span};
 
-use super::scalar::{resolve_plain, resolve_tagged, Resolved, ScalarStyle, Value};
-use super::yaml_errors::{self, Verdict};
-use super::TextRange;
+use super::super::scalar::{resolve_plain, resolve_tagged, Resolved, ScalarStyle, Value};
+use super::super::TextRange;
+use super::errors::{self, Verdict};
+use super::tree::{Entry, Node, NodeKind, Scalar};
 use crate::diagnostics::{Diagnostic, FileId};
-use crate::limits::{MAX_ALIAS_EXPANSION, MAX_FILE_BYTES, MAX_REWRITTEN_SCALARS, MAX_YAML_DEPTH};
+use crate::limits::{MAX_ALIAS_EXPANSION, MAX_YAML_DEPTH};
+use crate::rules::Rule;
 
 /// Why the builder stopped before the end.
-enum Stop {
+pub(super) enum Stop {
     /// A syntax error, already reported.
     Failed,
     /// See [`Verdict::AcceptQuoted`] (local byte offsets).
     AcceptQuoted { start: usize, end: usize },
 }
-use crate::rules::Rule;
 
 /// A node an anchor names, measured once for the aliases that copy it.
 struct Anchored {
     node: Node,
     size: usize,
     height: usize,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub range: TextRange,
-    pub kind: NodeKind,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum NodeKind {
-    Scalar(Scalar),
-    Seq(Vec<Node>),
-    Map(Vec<Entry>),
-    /// A value that could not be constructed; already reported, so later layers
-    /// stay silent about it.
-    Invalid,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scalar {
-    pub style: ScalarStyle,
-    pub value: Value,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub key: Node,
-    pub value: Node,
-}
-
-impl Node {
-    pub fn as_map(&self) -> Option<&[Entry]> {
-        match &self.kind {
-            NodeKind::Map(entries) => Some(entries),
-            _ => None,
-        }
-    }
-
-    pub fn as_seq(&self) -> Option<&[Node]> {
-        match &self.kind {
-            NodeKind::Seq(items) => Some(items),
-            _ => None,
-        }
-    }
-
-    pub fn as_scalar(&self) -> Option<&Scalar> {
-        match &self.kind {
-            NodeKind::Scalar(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The string value of a string scalar.
-    pub fn as_str(&self) -> Option<&str> {
-        self.as_scalar().and_then(|s| s.value.as_str())
-    }
-
-    pub fn is_null(&self) -> bool {
-        matches!(
-            &self.kind,
-            NodeKind::Scalar(Scalar {
-                value: Value::Null,
-                ..
-            })
-        )
-    }
-
-    /// Looks up a string key in a mapping; the last occurrence wins, as in PyYAML.
-    pub fn get(&self, key: &str) -> Option<&Node> {
-        self.entry(key).map(|e| &e.value)
-    }
-
-    pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.as_map()?
-            .iter()
-            .rev()
-            .find(|e| e.key.as_str() == Some(key))
-    }
-
-    /// A short description of what the node is, for messages.
-    pub fn type_name(&self) -> &'static str {
-        match &self.kind {
-            NodeKind::Scalar(s) => s.value.type_name(),
-            NodeKind::Seq(_) => "list",
-            NodeKind::Map(_) => "mapping",
-            NodeKind::Invalid => "invalid value",
-        }
-    }
-
-    /// Collections nested in this node, itself included (0 for a scalar).
-    /// Like every recursive pass over a tree, it relies on the nesting limit.
-    fn height(&self) -> usize {
-        match &self.kind {
-            NodeKind::Seq(items) => 1 + items.iter().map(Node::height).max().unwrap_or(0),
-            NodeKind::Map(entries) => {
-                1 + entries
-                    .iter()
-                    .map(|e| e.key.height().max(e.value.height()))
-                    .max()
-                    .unwrap_or(0)
-            }
-            _ => 0,
-        }
-    }
-
-    fn size(&self) -> usize {
-        match &self.kind {
-            NodeKind::Seq(items) => 1 + items.iter().map(Node::size).sum::<usize>(),
-            NodeKind::Map(entries) => {
-                1 + entries
-                    .iter()
-                    .map(|e| e.key.size() + e.value.size())
-                    .sum::<usize>()
-            }
-            _ => 1,
-        }
-    }
-
-    /// Python's `str()` of the value this node loads as (used by lax text fields).
-    pub fn python_str(&self) -> String {
-        match &self.kind {
-            NodeKind::Scalar(s) => s.value.python_str(),
-            _ => self.python_repr(),
-        }
-    }
-
-    fn python_repr(&self) -> String {
-        match &self.kind {
-            NodeKind::Scalar(s) => s.value.python_repr(),
-            NodeKind::Seq(items) => {
-                let parts: Vec<String> = items.iter().map(Node::python_repr).collect();
-                format!("[{}]", parts.join(", "))
-            }
-            NodeKind::Map(entries) => {
-                let parts: Vec<String> = entries
-                    .iter()
-                    .map(|e| format!("{}: {}", e.key.python_repr(), e.value.python_repr()))
-                    .collect();
-                format!("{{{}}}", parts.join(", "))
-            }
-            NodeKind::Invalid => "None".into(),
-        }
-    }
-}
-
-/// The result of parsing one YAML file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct YamlDocument {
-    /// `None` for an empty document or when the file could not be parsed.
-    pub root: Option<Node>,
-    /// Set when the file failed to parse (the root is then unusable).
-    pub failed: bool,
-}
-
-/// Parses YAML text. Problems are pushed to `diagnostics`; the function never
-/// panics and its time is linear in the input for all practical purposes.
-pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> YamlDocument {
-    let failed = |diagnostics: &mut Vec<Diagnostic>, rule, range, message: String| {
-        diagnostics.push(Diagnostic::new(rule, file, range, message));
-        YamlDocument {
-            root: None,
-            failed: true,
-        }
-    };
-    if text.len() > MAX_FILE_BYTES {
-        return failed(
-            diagnostics,
-            Rule::FileTooLarge,
-            TextRange::empty(0),
-            format!(
-                "file is {} bytes; mzk reads YAML files up to {} bytes. Split it or remove generated content",
-                text.len(),
-                MAX_FILE_BYTES
-            ),
-        );
-    }
-    // A BOM is skipped only at offset 0, as PyYAML does.
-    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let body = &text[bom..];
-    if let Some((offset, ch)) = forbidden_char(body) {
-        let start = (bom + offset) as u32;
-        return failed(
-            diagnostics,
-            Rule::InvalidEncoding,
-            TextRange::new(start, start + ch.len_utf8() as u32),
-            format!(
-                "unacceptable character #x{:04x}: special characters are not allowed in YAML; remove it or write it as an escape inside a double-quoted string",
-                ch as u32
-            ),
-        );
-    }
-    // Quoted scalars PyYAML accepts but saphyr refuses (continuation lines
-    // indented less than YAML 1.2 asks) are parsed again with their line
-    // breaks blanked out, which keeps every offset; their values are then
-    // read from the original text.
-    let mut parsed: Cow<str> = Cow::Borrowed(body);
-    let mut rewritten = Vec::new();
-    loop {
-        let mut builder = Builder::new(&parsed, body, bom as u32, file, &rewritten);
-        let outcome = builder.run();
-        match outcome {
-            Err(Stop::AcceptQuoted { start, end }) if rewritten.len() < MAX_REWRITTEN_SCALARS => {
-                let blanked: String = parsed[start..end]
-                    .chars()
-                    .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
-                    .collect();
-                parsed.to_mut().replace_range(start..end, &blanked);
-                rewritten.push(bom as u32 + start as u32);
-                continue;
-            }
-            Err(_) => {
-                diagnostics.append(&mut builder.diagnostics);
-                return YamlDocument {
-                    root: None,
-                    failed: true,
-                };
-            }
-            Ok(root) => {
-                diagnostics.append(&mut builder.diagnostics);
-                check_tabs(body, bom as u32, &builder.exempt, file, diagnostics);
-                return YamlDocument {
-                    failed: builder.stopped,
-                    root: if builder.stopped { None } else { root },
-                };
-            }
-        }
-    }
-}
-
-/// PyYAML's reader refuses everything outside
-/// `[\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]`.
-fn forbidden_char(text: &str) -> Option<(usize, char)> {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        // Fast path: printable ASCII, tab, LF and CR are always allowed.
-        if b < 0x80 {
-            if !(b == 0x09 || b == 0x0A || b == 0x0D || (0x20..=0x7E).contains(&b)) {
-                return Some((i, b as char));
-            }
-            i += 1;
-            continue;
-        }
-        let ch = text[i..].chars().next()?;
-        let c = ch as u32;
-        let allowed = c == 0x85
-            || (0xA0..=0xD7FF).contains(&c)
-            || (0xE000..=0xFFFD).contains(&c)
-            || (0x10000..=0x10FFFF).contains(&c);
-        // A BOM later in the file is kept as a character by PyYAML.
-        if !allowed && c != 0xFEFF {
-            return Some((i, ch));
-        }
-        i += ch.len_utf8();
-    }
-    None
 }
 
 /// Converts the parser's character indices to byte offsets.
@@ -342,7 +86,7 @@ enum Frame {
     },
 }
 
-struct Builder<'t> {
+pub(super) struct Builder<'t> {
     /// The text saphyr parses: the file's, or with some line breaks blanked.
     text: &'t str,
     /// The file's own text, where rewritten scalars' values are read.
@@ -351,7 +95,7 @@ struct Builder<'t> {
     rewritten: &'t [u32],
     offsets: Offsets,
     file: FileId,
-    diagnostics: Vec<Diagnostic>,
+    pub(super) diagnostics: Vec<Diagnostic>,
     stack: Vec<Frame>,
     /// Anchored nodes with their size (for MZ003) and height (for MZ008).
     anchors: HashMap<usize, Anchored>,
@@ -360,15 +104,15 @@ struct Builder<'t> {
     documents: usize,
     root: Option<Node>,
     /// Byte ranges where a tab is legal (quoted and block scalars).
-    exempt: Vec<TextRange>,
+    pub(super) exempt: Vec<TextRange>,
     /// Depth past the limit: events are skipped until the stack unwinds.
     skipping: usize,
     /// Set when a structural problem makes the document unusable.
-    stopped: bool,
+    pub(super) stopped: bool,
 }
 
 impl<'t> Builder<'t> {
-    fn new(
+    pub(super) fn new(
         text: &'t str,
         original: &'t str,
         base: u32,
@@ -399,7 +143,7 @@ impl<'t> Builder<'t> {
             .push(Diagnostic::new(rule, self.file, range, message));
     }
 
-    fn run(&mut self) -> Result<Option<Node>, Stop> {
+    pub(super) fn run(&mut self) -> Result<Option<Node>, Stop> {
         let parser = Parser::new_from_str(self.text);
         // The parser's iterator repeats its error forever: stop at the first.
         for next in parser {
@@ -443,7 +187,7 @@ impl<'t> Builder<'t> {
             .iter()
             .map(|r| TextRange::new(r.start - base, r.end - base))
             .collect();
-        match yaml_errors::explain(self.text, info, (at - base) as usize, &legal) {
+        match errors::explain(self.text, info, (at - base) as usize, &legal) {
             Verdict::AcceptQuoted { start, end } => Stop::AcceptQuoted { start, end },
             Verdict::Error { range, message } => {
                 self.report(
@@ -525,13 +269,13 @@ impl<'t> Builder<'t> {
             }
             Event::Alias(id) => {
                 let local = (range.start - self.offsets.base) as usize;
-                if let Some((at, message)) = yaml_errors::name_error(self.text, local) {
+                if let Some((at, message)) = errors::name_error(self.text, local) {
                     let end = next_char_end(self.text, at as u32) + self.offsets.base;
                     let at = at as u32 + self.offsets.base;
                     self.report(
                         Rule::YamlSyntax,
                         TextRange::new(at, end),
-                        format!("{message}{}", yaml_errors::FIX),
+                        format!("{message}{}", errors::FIX),
                     );
                     self.stopped = true;
                     return;
@@ -694,7 +438,7 @@ impl<'t> Builder<'t> {
                 };
                 Some((
                     local as u32,
-                    format!("{context}, but found ':': this `:` has no key before it; write the key{}", yaml_errors::FIX),
+                    format!("{context}, but found ':': this `:` has no key before it; write the key{}", errors::FIX),
                 ))
             }
             SaphyrStyle::Plain if matches!(first, '>' | '|') && self.in_flow() => Some((
@@ -706,8 +450,8 @@ impl<'t> Builder<'t> {
                 if !self.text[local..end].contains('\\') {
                     return None;
                 }
-                yaml_errors::scan_quoted(self.text, local).err().map(|(at, problem)| {
-                    (at as u32, format!("while scanning a double-quoted scalar, {problem}{}", yaml_errors::FIX))
+                errors::scan_quoted(self.text, local).err().map(|(at, problem)| {
+                    (at as u32, format!("while scanning a double-quoted scalar, {problem}{}", errors::FIX))
                 })
             }
             _ => None,
@@ -726,7 +470,7 @@ impl<'t> Builder<'t> {
     /// indentation is required, which is how PyYAML reads it in place).
     fn original_quoted(&self, start: u32) -> Option<String> {
         let local = (start - self.offsets.base) as usize;
-        let end = yaml_errors::scan_quoted(self.original, local).ok()?;
+        let end = errors::scan_quoted(self.original, local).ok()?;
         Parser::new_from_str(&self.original[local..end])
             .find_map(|next| match next {
                 Ok((Event::Scalar(value, ..), _)) => Some(Ok(value.into_owned())),
@@ -820,7 +564,7 @@ impl<'t> Builder<'t> {
                 Some("") if style == ScalarStyle::Plain => resolve_plain(text, is_key),
                 Some("") => Ok(Resolved::Value(Value::Str(text.to_string()))),
                 Some(suffix) => resolve_tagged(text, suffix).map(Resolved::Value),
-                None => Err(super::scalar::ScalarError(format!(
+                None => Err(super::super::scalar::ScalarError(format!(
                     "could not determine a constructor for the tag '{}{}'",
                     tag.handle, tag.suffix
                 ))),
@@ -1083,223 +827,5 @@ fn next_char_end(text: &str, at: u32) -> u32 {
     match text.get(at..).and_then(|rest| rest.chars().next()) {
         Some('\n') | Some('\r') | None => at as u32,
         Some(c) => (at + c.len_utf8()) as u32,
-    }
-}
-
-/// PyYAML accepts no tab outside quoted scalars, block scalar content and
-/// comments. saphyr (YAML 1.2) accepts some, so check separately.
-fn check_tabs(
-    text: &str,
-    base: u32,
-    exempt: &[TextRange],
-    file: FileId,
-    out: &mut Vec<Diagnostic>,
-) {
-    if !text.contains('\t') {
-        return;
-    }
-    let legal: Vec<TextRange> = exempt
-        .iter()
-        .map(|r| TextRange::new(r.start - base, r.end - base))
-        .collect();
-    for tab in yaml_errors::illegal_tabs(text, &legal) {
-        let at = base + tab as u32;
-        out.push(Diagnostic::new(
-            Rule::TabCharacter,
-            file,
-            TextRange::new(at, at + 1),
-            "found character '\\t' that cannot start any token: YAML as mozaiks reads it allows no tabs outside quoted or block text; indent with spaces",
-        ));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse_ok(text: &str) -> (Node, Vec<Diagnostic>) {
-        let mut diags = Vec::new();
-        let doc = parse(text, FileId(0), &mut diags);
-        (doc.root.expect("root"), diags)
-    }
-
-    fn codes(text: &str) -> Vec<&'static str> {
-        let mut diags = Vec::new();
-        parse(text, FileId(0), &mut diags);
-        diags.iter().map(|d| d.rule.code()).collect()
-    }
-
-    #[test]
-    fn ranges_are_bytes_and_exact() {
-        let text = "é: 'ü😀'\nlist:\n  - a\n  - {b: 1}\n";
-        let (root, diags) = parse_ok(text);
-        assert!(diags.is_empty());
-        let e = &root.as_map().unwrap()[0];
-        assert_eq!(
-            &text[e.key.range.start as usize..e.key.range.end as usize],
-            "é"
-        );
-        assert_eq!(
-            &text[e.value.range.start as usize..e.value.range.end as usize],
-            "'ü😀'"
-        );
-        let list = root.get("list").unwrap();
-        assert_eq!(
-            &text[list.range.start as usize..list.range.end as usize],
-            "- a\n  - {b: 1}"
-        );
-        let flow = &list.as_seq().unwrap()[1];
-        assert_eq!(
-            &text[flow.range.start as usize..flow.range.end as usize],
-            "{b: 1}"
-        );
-    }
-
-    #[test]
-    fn quoted_scalars_end_at_their_closing_quote() {
-        let text = "a: \"x \\\" == 'd'\"   # comment\nb: 'it''s'  # c\n";
-        let (root, _) = parse_ok(text);
-        let a = root.get("a").unwrap().range;
-        assert_eq!(&text[a.start as usize..a.end as usize], "\"x \\\" == 'd'\"");
-        let b = root.get("b").unwrap().range;
-        assert_eq!(&text[b.start as usize..b.end as usize], "'it''s'");
-    }
-
-    #[test]
-    fn duplicate_keys_keep_the_last_value() {
-        let (root, diags) = parse_ok("k: 1\nk: 2\n");
-        assert_eq!(
-            root.get("k").unwrap().as_scalar().unwrap().value,
-            Value::Int(2)
-        );
-        assert_eq!(diags.len(), 1);
-        assert_eq!(diags[0].rule, Rule::DuplicateKey);
-        assert_eq!(diags[0].range, TextRange::new(5, 6));
-        assert_eq!(diags[0].related[0].range, TextRange::new(0, 1));
-        // yes and true are the same key to PyYAML.
-        assert_eq!(codes("yes: 1\ntrue: 2\n"), vec!["MZ002"]);
-    }
-
-    #[test]
-    fn merge_keys_follow_pyyaml() {
-        let text = "base: &b {x: 1, name: p}\nother: &o {name: q}\nitem:\n  <<: [*b, *o]\n  x: 5\n";
-        let (root, diags) = parse_ok(text);
-        assert!(diags.is_empty(), "{diags:?}");
-        let item = root.get("item").unwrap();
-        assert_eq!(
-            item.get("x").unwrap().as_scalar().unwrap().value,
-            Value::Int(5)
-        );
-        assert_eq!(item.get("name").unwrap().as_str(), Some("q"));
-    }
-
-    #[test]
-    fn alias_bomb_is_bounded() {
-        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
-        for i in 1..10 {
-            let prev = format!("*a{}", i - 1);
-            text.push_str(&format!(
-                "a{i}: &a{i} [{}]\n",
-                [prev.as_str(); 10].join(", ")
-            ));
-        }
-        let started = std::time::Instant::now();
-        let got = codes(&text);
-        assert!(got.contains(&"MZ003"), "{got:?}");
-        assert!(started.elapsed().as_secs() < 5);
-    }
-
-    #[test]
-    fn syntax_problems_become_diagnostics() {
-        assert_eq!(codes("a: b: c\n"), vec!["MZ001"]);
-        assert_eq!(codes("a: 1\n---\nb: 2\n"), vec!["MZ004"]);
-        assert_eq!(codes("a:\n\t- b\n"), vec!["MZ001"]);
-        assert_eq!(codes("a:\tb\n"), vec!["MZ001"]);
-        assert_eq!(codes("a: b\t# comment\n"), vec!["MZ006"]);
-        assert_eq!(codes("a: [1,\tb]\n"), vec!["MZ006"]);
-        assert_eq!(codes("a: \"x\ty\"\n# c\tomment\n"), Vec::<&str>::new());
-        assert_eq!(codes("a: \u{7}\n"), vec!["MZ005"]);
-        assert_eq!(codes("d: 2026-02-30\n"), vec!["MZ009"]);
-        assert_eq!(codes("d: !custom x\n"), vec!["MZ009"]);
-        assert_eq!(codes("a: *nowhere\n"), vec!["MZ001"]);
-        // PyYAML refuses what saphyr accepts here.
-        assert_eq!(codes("a: [x, >y]\n"), vec!["MZ001"]);
-        assert_eq!(codes("a: &x 1\nb: *x.y\n"), vec!["MZ001"]);
-        // A second document stops the reading, as in PyYAML, before its errors.
-        assert_eq!(codes("a: 1\n---\n- b\n: c\n"), vec!["MZ004"]);
-        for text in ["a: 1\n: b\n", "- : b\n", "a: {x: 1, : 2}\n"] {
-            assert_eq!(codes(text), vec!["MZ001"], "{text:?}");
-        }
-        assert_eq!(codes("?\n: b\n"), Vec::<&str>::new());
-        assert_eq!(codes("? [a]\n: b\n"), vec!["MZ009"]);
-        assert_eq!(codes("{[a]: b}\n"), vec!["MZ009"]);
-        // `!` alone is the non-specific tag: the node's default constructor.
-        for text in [
-            "a: !\n  b: 1\n",
-            "a: ! [1]\n",
-            "a: ! \"x\"\n",
-            "a: !\nb: 1\n",
-        ] {
-            assert_eq!(codes(text), Vec::<&str>::new(), "{text:?}");
-        }
-    }
-
-    #[test]
-    fn quoted_scalars_pyyaml_accepts_keep_their_values() {
-        // Continuation lines indented less than YAML 1.2 asks: PyYAML reads
-        // these, folding line breaks as in any quoted scalar.
-        let (root, diags) = parse_ok("a: \"foo\nbar\"\nb:\n  c: 'x\n\n y''s'\n  d: \"p\\\nq\"\n");
-        assert!(diags.is_empty(), "{diags:?}");
-        assert_eq!(root.get("a").and_then(Node::as_str), Some("foo bar"));
-        let b = root.get("b").unwrap();
-        assert_eq!(b.get("c").and_then(Node::as_str), Some("x\ny's"));
-        assert_eq!(b.get("d").and_then(Node::as_str), Some("pq"));
-        assert_eq!(root.get("a").unwrap().range, TextRange::new(3, 12));
-        // Unclosed, the same scalar is PyYAML's "unexpected end of stream".
-        let mut diags = Vec::new();
-        parse("a: \"foo\nb: 1\n", FileId(0), &mut diags);
-        assert_eq!(diags.len(), 1);
-        assert_eq!(diags[0].range, TextRange::empty(13));
-        assert!(diags[0].message.contains("found unexpected end of stream"));
-    }
-
-    #[test]
-    fn bom_crlf_and_empty_documents() {
-        let (root, diags) = parse_ok("\u{feff}a: 1\r\nb: yes\r\n");
-        assert!(diags.is_empty());
-        assert_eq!(
-            root.get("b").unwrap().as_scalar().unwrap().value,
-            Value::Bool(true)
-        );
-        assert_eq!(root.get("a").unwrap().range, TextRange::new(6, 7));
-        let mut diags = Vec::new();
-        assert_eq!(
-            parse("# only a comment\n", FileId(0), &mut diags).root,
-            None
-        );
-        assert!(diags.is_empty());
-    }
-
-    #[test]
-    fn oversized_files_are_refused_before_parsing() {
-        let text = "- v\n".repeat(MAX_FILE_BYTES / 4 + 1);
-        assert_eq!(codes(&text), vec!["MZ007"]);
-        let text = "- v\n".repeat(1000);
-        assert!(codes(&text).is_empty());
-    }
-
-    #[test]
-    fn deep_nesting_is_refused_not_recursed() {
-        let text: String = (0..400).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
-        assert!(codes(&text).contains(&"MZ008"));
-        let flow = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
-        assert!(!codes(&flow).is_empty());
-    }
-
-    #[test]
-    fn python_str_of_collections() {
-        let (root, _) = parse_ok("a: [a, 1, yes]\nb: {a: 1}\n");
-        assert_eq!(root.get("a").unwrap().python_str(), "['a', 1, True]");
-        assert_eq!(root.get("b").unwrap().python_str(), "{'a': 1}");
     }
 }

@@ -1,0 +1,190 @@
+//! The YAML layer's tests: ranges, PyYAML's values and its errors.
+
+use super::*;
+use crate::syntax::Value;
+
+fn parse_ok(text: &str) -> (Node, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let doc = parse(text, FileId(0), &mut diags);
+    (doc.root.expect("root"), diags)
+}
+
+fn codes(text: &str) -> Vec<&'static str> {
+    let mut diags = Vec::new();
+    parse(text, FileId(0), &mut diags);
+    diags.iter().map(|d| d.rule.code()).collect()
+}
+
+#[test]
+fn ranges_are_bytes_and_exact() {
+    let text = "é: 'ü😀'\nlist:\n  - a\n  - {b: 1}\n";
+    let (root, diags) = parse_ok(text);
+    assert!(diags.is_empty());
+    let e = &root.as_map().unwrap()[0];
+    assert_eq!(
+        &text[e.key.range.start as usize..e.key.range.end as usize],
+        "é"
+    );
+    assert_eq!(
+        &text[e.value.range.start as usize..e.value.range.end as usize],
+        "'ü😀'"
+    );
+    let list = root.get("list").unwrap();
+    assert_eq!(
+        &text[list.range.start as usize..list.range.end as usize],
+        "- a\n  - {b: 1}"
+    );
+    let flow = &list.as_seq().unwrap()[1];
+    assert_eq!(
+        &text[flow.range.start as usize..flow.range.end as usize],
+        "{b: 1}"
+    );
+}
+
+#[test]
+fn quoted_scalars_end_at_their_closing_quote() {
+    let text = "a: \"x \\\" == 'd'\"   # comment\nb: 'it''s'  # c\n";
+    let (root, _) = parse_ok(text);
+    let a = root.get("a").unwrap().range;
+    assert_eq!(&text[a.start as usize..a.end as usize], "\"x \\\" == 'd'\"");
+    let b = root.get("b").unwrap().range;
+    assert_eq!(&text[b.start as usize..b.end as usize], "'it''s'");
+}
+
+#[test]
+fn duplicate_keys_keep_the_last_value() {
+    let (root, diags) = parse_ok("k: 1\nk: 2\n");
+    assert_eq!(
+        root.get("k").unwrap().as_scalar().unwrap().value,
+        Value::Int(2)
+    );
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].rule, Rule::DuplicateKey);
+    assert_eq!(diags[0].range, TextRange::new(5, 6));
+    assert_eq!(diags[0].related[0].range, TextRange::new(0, 1));
+    // yes and true are the same key to PyYAML.
+    assert_eq!(codes("yes: 1\ntrue: 2\n"), vec!["MZ002"]);
+}
+
+#[test]
+fn merge_keys_follow_pyyaml() {
+    let text = "base: &b {x: 1, name: p}\nother: &o {name: q}\nitem:\n  <<: [*b, *o]\n  x: 5\n";
+    let (root, diags) = parse_ok(text);
+    assert!(diags.is_empty(), "{diags:?}");
+    let item = root.get("item").unwrap();
+    assert_eq!(
+        item.get("x").unwrap().as_scalar().unwrap().value,
+        Value::Int(5)
+    );
+    assert_eq!(item.get("name").unwrap().as_str(), Some("q"));
+}
+
+#[test]
+fn alias_bomb_is_bounded() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let prev = format!("*a{}", i - 1);
+        text.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            [prev.as_str(); 10].join(", ")
+        ));
+    }
+    let started = std::time::Instant::now();
+    let got = codes(&text);
+    assert!(got.contains(&"MZ003"), "{got:?}");
+    assert!(started.elapsed().as_secs() < 5);
+}
+
+#[test]
+fn syntax_problems_become_diagnostics() {
+    assert_eq!(codes("a: b: c\n"), vec!["MZ001"]);
+    assert_eq!(codes("a: 1\n---\nb: 2\n"), vec!["MZ004"]);
+    assert_eq!(codes("a:\n\t- b\n"), vec!["MZ001"]);
+    assert_eq!(codes("a:\tb\n"), vec!["MZ001"]);
+    assert_eq!(codes("a: b\t# comment\n"), vec!["MZ006"]);
+    assert_eq!(codes("a: [1,\tb]\n"), vec!["MZ006"]);
+    assert_eq!(codes("a: \"x\ty\"\n# c\tomment\n"), Vec::<&str>::new());
+    assert_eq!(codes("a: \u{7}\n"), vec!["MZ005"]);
+    assert_eq!(codes("d: 2026-02-30\n"), vec!["MZ009"]);
+    assert_eq!(codes("d: !custom x\n"), vec!["MZ009"]);
+    assert_eq!(codes("a: *nowhere\n"), vec!["MZ001"]);
+    // PyYAML refuses what saphyr accepts here.
+    assert_eq!(codes("a: [x, >y]\n"), vec!["MZ001"]);
+    assert_eq!(codes("a: &x 1\nb: *x.y\n"), vec!["MZ001"]);
+    // A second document stops the reading, as in PyYAML, before its errors.
+    assert_eq!(codes("a: 1\n---\n- b\n: c\n"), vec!["MZ004"]);
+    for text in ["a: 1\n: b\n", "- : b\n", "a: {x: 1, : 2}\n"] {
+        assert_eq!(codes(text), vec!["MZ001"], "{text:?}");
+    }
+    assert_eq!(codes("?\n: b\n"), Vec::<&str>::new());
+    assert_eq!(codes("? [a]\n: b\n"), vec!["MZ009"]);
+    assert_eq!(codes("{[a]: b}\n"), vec!["MZ009"]);
+    // `!` alone is the non-specific tag: the node's default constructor.
+    for text in [
+        "a: !\n  b: 1\n",
+        "a: ! [1]\n",
+        "a: ! \"x\"\n",
+        "a: !\nb: 1\n",
+    ] {
+        assert_eq!(codes(text), Vec::<&str>::new(), "{text:?}");
+    }
+}
+
+#[test]
+fn quoted_scalars_pyyaml_accepts_keep_their_values() {
+    // Continuation lines indented less than YAML 1.2 asks: PyYAML reads
+    // these, folding line breaks as in any quoted scalar.
+    let (root, diags) = parse_ok("a: \"foo\nbar\"\nb:\n  c: 'x\n\n y''s'\n  d: \"p\\\nq\"\n");
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(root.get("a").and_then(Node::as_str), Some("foo bar"));
+    let b = root.get("b").unwrap();
+    assert_eq!(b.get("c").and_then(Node::as_str), Some("x\ny's"));
+    assert_eq!(b.get("d").and_then(Node::as_str), Some("pq"));
+    assert_eq!(root.get("a").unwrap().range, TextRange::new(3, 12));
+    // Unclosed, the same scalar is PyYAML's "unexpected end of stream".
+    let mut diags = Vec::new();
+    parse("a: \"foo\nb: 1\n", FileId(0), &mut diags);
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].range, TextRange::empty(13));
+    assert!(diags[0].message.contains("found unexpected end of stream"));
+}
+
+#[test]
+fn bom_crlf_and_empty_documents() {
+    let (root, diags) = parse_ok("\u{feff}a: 1\r\nb: yes\r\n");
+    assert!(diags.is_empty());
+    assert_eq!(
+        root.get("b").unwrap().as_scalar().unwrap().value,
+        Value::Bool(true)
+    );
+    assert_eq!(root.get("a").unwrap().range, TextRange::new(6, 7));
+    let mut diags = Vec::new();
+    assert_eq!(
+        parse("# only a comment\n", FileId(0), &mut diags).root,
+        None
+    );
+    assert!(diags.is_empty());
+}
+
+#[test]
+fn oversized_files_are_refused_before_parsing() {
+    let text = "- v\n".repeat(MAX_FILE_BYTES / 4 + 1);
+    assert_eq!(codes(&text), vec!["MZ007"]);
+    let text = "- v\n".repeat(1000);
+    assert!(codes(&text).is_empty());
+}
+
+#[test]
+fn deep_nesting_is_refused_not_recursed() {
+    let text: String = (0..400).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
+    assert!(codes(&text).contains(&"MZ008"));
+    let flow = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+    assert!(!codes(&flow).is_empty());
+}
+
+#[test]
+fn python_str_of_collections() {
+    let (root, _) = parse_ok("a: [a, 1, yes]\nb: {a: 1}\n");
+    assert_eq!(root.get("a").unwrap().python_str(), "['a', 1, True]");
+    assert_eq!(root.get("b").unwrap().python_str(), "{'a': 1}");
+}
