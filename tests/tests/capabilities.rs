@@ -426,6 +426,11 @@ async fn session(
             script.client.diagnostics(&uri(path), Some(1)).await;
         }
     }
+    // An answer means every didOpen before it was handled: from here on,
+    // every file of the session is open. (Before, an analysis may publish a
+    // file the script has not opened yet, rightly.)
+    script.ask("workspace/symbol", json!({"query": "x"})).await;
+    let all_open = script.client.seen.as_ref().map_or(0, Vec::len);
     for (path, text) in texts {
         let file = json!({"uri": uri(path)});
         for method in ["textDocument/documentSymbol", "textDocument/codeLens"] {
@@ -567,7 +572,7 @@ async fn session(
     // While the files are open, a client that pulls gets no pushed
     // findings for them: it would show both.
     let open: Vec<String> = texts.iter().map(|(p, _)| uri(p)).collect();
-    for message in seen.iter().take(closing) {
+    for message in seen.iter().take(closing).skip(all_open) {
         let pushed = message["method"] == "textDocument/publishDiagnostics"
             && open.iter().any(|u| message["params"]["uri"] == u.as_str())
             && message["params"]["diagnostics"]
