@@ -1801,3 +1801,149 @@ async fn semantic_tokens_of_the_transition_graph() {
     assert!(has("research_status", "variable"), "{named:?}");
     client.stop(server).await;
 }
+
+/// The call hierarchy over ThemeCapture's real transition graph (rules at
+/// the list key's column): counts read from its transition_graph.yaml.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_hierarchy_over_a_real_transition_graph() {
+    let corpus = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default()
+        .join(".cache/mzk-oracle/corpus-0.2.0/workflows");
+    if !corpus.join("ThemeCapture").is_dir() {
+        assert!(
+            std::env::var_os("MZK_REQUIRE_CORPUS").is_none(),
+            "the real bundles are missing at {}",
+            corpus.display()
+        );
+        eprintln!("skipped: the real bundles are not at {}", corpus.display());
+        return;
+    }
+    let scratch = mzk_tests::Scratch::new("lsp-call-hierarchy");
+    let dir = scratch.root().join("ThemeCapture");
+    mzk_tests::copy_dir(&corpus.join("ThemeCapture"), &dir);
+    if corpus.join("_shared").is_dir() {
+        mzk_tests::copy_dir(&corpus.join("_shared"), &scratch.root().join("_shared"));
+    }
+    let graph = dir.join("transition_graph.yaml");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut client, server, init) = Client::start(&["utf-16"]).await;
+    assert_eq!(init["capabilities"]["callHierarchyProvider"], true);
+    client.open(&uri(&graph), 1, &text).await;
+    client.diagnostics(&uri(&graph), Some(1)).await;
+
+    // On `target_agent: ThemeInterviewAgent` (line 8 of the file).
+    let line = lines
+        .iter()
+        .position(|l| l.contains("target_agent: ThemeInterviewAgent"))
+        .unwrap();
+    let items = client
+        .request(
+            "textDocument/prepareCallHierarchy",
+            json!({"textDocument": {"uri": uri(&graph)}, "position": {"line": line, "character": 18}}),
+        )
+        .await;
+    let item = &items[0];
+    assert_eq!(item["name"], "ThemeInterviewAgent", "{items}");
+    assert_eq!(item["uri"], uri(&dir.join("agents.yaml")), "{item}");
+
+    // Handed the turn only by `user`'s first rule.
+    let incoming = client
+        .request("callHierarchy/incomingCalls", json!({"item": item}))
+        .await;
+    let incoming = incoming.as_array().unwrap();
+    assert_eq!(incoming.len(), 1, "{incoming:?}");
+    assert_eq!(incoming[0]["from"]["name"], "user");
+    assert_eq!(incoming[0]["fromRanges"][0]["start"]["line"], line);
+
+    // Leaves to user, ThemeAnalysisAgent, and terminate (two rules).
+    let outgoing = client
+        .request("callHierarchy/outgoingCalls", json!({"item": item}))
+        .await;
+    let outgoing: Vec<(String, usize)> = outgoing
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["to"]["name"].as_str().unwrap().to_string(),
+                c["fromRanges"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    let count = |from: &str, to: &str| {
+        lines
+            .windows(2)
+            .filter(|w| {
+                w[0] == format!("- source_agent: {from}") && w[1] == format!("  target_agent: {to}")
+            })
+            .count()
+    };
+    assert_eq!(
+        outgoing,
+        [
+            ("user".to_string(), count("ThemeInterviewAgent", "user")),
+            (
+                "ThemeAnalysisAgent".to_string(),
+                count("ThemeInterviewAgent", "ThemeAnalysisAgent")
+            ),
+            (
+                "terminate".to_string(),
+                count("ThemeInterviewAgent", "terminate")
+            ),
+        ]
+    );
+    assert_eq!(outgoing[2].1, 2);
+
+    // `terminate` is an item of its own: reached from two agents, 2 + 3 rules.
+    let terminate = outgoing_item(
+        &client_request_outgoing(&mut client, item).await,
+        "terminate",
+    );
+    let callers = client
+        .request("callHierarchy/incomingCalls", json!({"item": terminate}))
+        .await;
+    let callers: Vec<(String, usize)> = callers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["from"]["name"].as_str().unwrap().to_string(),
+                c["fromRanges"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        callers,
+        [
+            (
+                "ThemeInterviewAgent".to_string(),
+                count("ThemeInterviewAgent", "terminate")
+            ),
+            (
+                "ThemeConfigAssemblerAgent".to_string(),
+                count("ThemeConfigAssemblerAgent", "terminate")
+            ),
+        ]
+    );
+    assert_eq!(callers[1].1, 3);
+    client.stop(server).await;
+}
+
+async fn client_request_outgoing(client: &mut Client, item: &Value) -> Value {
+    client
+        .request("callHierarchy/outgoingCalls", json!({"item": item}))
+        .await
+}
+
+fn outgoing_item(calls: &Value, name: &str) -> Value {
+    calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["to"]["name"] == name)
+        .map(|c| c["to"].clone())
+        .unwrap()
+}

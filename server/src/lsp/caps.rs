@@ -267,6 +267,7 @@ pub(crate) fn server_capabilities(
             trigger_characters: Some(vec![":".into(), " ".into(), "{".into(), "-".into()]),
             ..CompletionOptions::default()
         }),
+        call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
         document_link_provider: Some(DocumentLinkOptions {

@@ -178,6 +178,39 @@ impl LanguageServer for Backend {
         request("textDocument/hover", request::hover(self, params)).await
     }
 
+    async fn prepare_call_hierarchy(
+        &self,
+        params: CallHierarchyPrepareParams,
+    ) -> Result<Option<Vec<CallHierarchyItem>>> {
+        request(
+            "textDocument/prepareCallHierarchy",
+            request::prepare_call_hierarchy(self, params),
+        )
+        .await
+    }
+
+    async fn incoming_calls(
+        &self,
+        params: CallHierarchyIncomingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+        request(
+            "callHierarchy/incomingCalls",
+            request::incoming_calls(self, params),
+        )
+        .await
+    }
+
+    async fn outgoing_calls(
+        &self,
+        params: CallHierarchyOutgoingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+        request(
+            "callHierarchy/outgoingCalls",
+            request::outgoing_calls(self, params),
+        )
+        .await
+    }
+
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
         request(
             "textDocument/foldingRange",
