@@ -1947,3 +1947,116 @@ fn outgoing_item(calls: &Value, name: &str) -> Value {
         .map(|c| c["to"].clone())
         .unwrap()
 }
+
+/// Workspace pull diagnostics (LSP 3.17 `workspace/diagnostic`): every
+/// analysed file of the bundle is reported, open or not; result ids sent back
+/// unchanged make `unchanged` reports; once the client pulls the workspace,
+/// nothing is pushed any more (it would show twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_pull_diagnostics_with_result_ids() {
+    let dir = bundle_copy("lsp", "SupportDesk", "workspace-pull");
+    let graph = dir.join("transition_graph.yaml");
+    let orchestrator = dir.join("orchestrator.yaml");
+    let good = std::fs::read_to_string(&graph).unwrap();
+    // The typo is on disk, in a file the editor never opens.
+    std::fs::write(&graph, mzk_tests::misspelt_target(&good)).unwrap();
+    let orchestrator_text = std::fs::read_to_string(&orchestrator).unwrap();
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"textDocument": {"diagnostic": {"dynamicRegistration": false}}}}))
+    .await;
+    assert_eq!(
+        init["capabilities"]["diagnosticProvider"]["workspaceDiagnostics"],
+        true
+    );
+    client
+        .open(&uri(&orchestrator), 1, &orchestrator_text)
+        .await;
+    // Before any workspace pull, a file not open is pushed.
+    let pushed = client.diagnostics(&uri(&graph), None).await;
+    assert!(pushed.iter().any(|d| d["code"] == "MZ201"), "{pushed:?}");
+
+    let first = client
+        .request("workspace/diagnostic", json!({"previousResultIds": []}))
+        .await;
+    let items = first["items"].as_array().unwrap().clone();
+    let reported: std::collections::HashSet<&str> =
+        items.iter().map(|i| i["uri"].as_str().unwrap()).collect();
+    assert_eq!(reported.len(), items.len(), "one report per file");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            assert!(reported.contains(uri(&path).as_str()), "{path:?} missing");
+        }
+    }
+    let report = |items: &[Value], path: &std::path::Path| {
+        items
+            .iter()
+            .find(|i| i["uri"] == uri(path))
+            .cloned()
+            .unwrap()
+    };
+    let graph_report = report(&items, &graph);
+    assert_eq!(graph_report["kind"], "full");
+    assert!(
+        graph_report["version"].is_null(),
+        "not open: {graph_report}"
+    );
+    assert!(graph_report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["code"] == "MZ201"));
+    assert_eq!(report(&items, &orchestrator)["version"], 1);
+
+    // Sent back, every id is unchanged.
+    let previous: Vec<Value> = items
+        .iter()
+        .map(|i| json!({"uri": i["uri"], "value": i["resultId"]}))
+        .collect();
+    let again = client
+        .request(
+            "workspace/diagnostic",
+            json!({"previousResultIds": previous}),
+        )
+        .await;
+    let again = again["items"].as_array().unwrap().clone();
+    assert_eq!(again.len(), items.len());
+    assert!(again.iter().all(|i| i["kind"] == "unchanged"), "{again:?}");
+
+    // The graph fixed in the editor: its report is full and clean, pushes
+    // stay empty, the other files are unchanged.
+    client.open(&uri(&graph), 1, &good).await;
+    let pushed = client.diagnostics(&uri(&graph), Some(1)).await;
+    assert!(
+        pushed.is_empty(),
+        "pushed after a workspace pull: {pushed:?}"
+    );
+    let fixed = client
+        .request(
+            "workspace/diagnostic",
+            json!({"previousResultIds": previous}),
+        )
+        .await;
+    let fixed = fixed["items"].as_array().unwrap().clone();
+    let graph_report = report(&fixed, &graph);
+    assert_eq!(graph_report["kind"], "full", "{graph_report}");
+    assert_eq!(graph_report["version"], 1);
+    assert!(graph_report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["code"] != "MZ201"));
+    // A full report only where the findings changed (the typo also made
+    // findings elsewhere), `unchanged` everywhere else.
+    let mut unchanged = 0;
+    for entry in &fixed {
+        let was = items.iter().find(|i| i["uri"] == entry["uri"]).unwrap();
+        match entry["kind"].as_str() {
+            Some("unchanged") => unchanged += 1,
+            _ => assert_ne!(entry["items"], was["items"], "{entry}"),
+        }
+    }
+    assert!(unchanged > 0, "{fixed:?}");
+    assert_eq!(report(&fixed, &dir.join("tools.yaml"))["kind"], "unchanged");
+    client.stop(server).await;
+}

@@ -219,7 +219,8 @@ pub(crate) fn server_capabilities(
                 identifier: Some(DIAGNOSTIC_IDENTIFIER.into()),
                 // An edit in agents.yaml changes transition_graph.yaml's findings.
                 inter_file_dependencies: true,
-                workspace_diagnostics: false,
+                // Every analysed file of every bundle (`workspace/diagnostic`).
+                workspace_diagnostics: true,
                 work_done_progress_options: WorkDoneProgressOptions::default(),
             })
         }),

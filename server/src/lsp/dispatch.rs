@@ -249,6 +249,17 @@ impl LanguageServer for Backend {
         .await
     }
 
+    async fn workspace_diagnostic(
+        &self,
+        params: WorkspaceDiagnosticParams,
+    ) -> Result<WorkspaceDiagnosticReportResult> {
+        request(
+            "workspace/diagnostic",
+            document::workspace_diagnostic(self, params),
+        )
+        .await
+    }
+
     async fn semantic_tokens_full(
         &self,
         params: SemanticTokensParams,

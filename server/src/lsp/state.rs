@@ -54,6 +54,9 @@ pub(crate) struct State {
     /// while the author's current text cannot, the other files are checked
     /// against it (see `merge_last_readable`).
     pub(crate) last_readable: HashMap<PathBuf, Arc<str>>,
+    /// The client has pulled workspace diagnostics (`workspace/diagnostic`):
+    /// from then on no file's findings are pushed, or they would show twice.
+    pub(crate) workspace_pulled: bool,
 }
 
 impl State {

@@ -1,5 +1,6 @@
 //! Requests about a whole document's structure: folding ranges, selection
-//! ranges, document links, semantic tokens and pulled diagnostics.
+//! ranges, document links, semantic tokens and pulled diagnostics (of one
+//! document, or of every analysed file of the workspace).
 
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
@@ -137,6 +138,115 @@ pub(crate) async fn diagnostic(
             .collect::<Vec<_>>()
     })?;
     Ok(unchanged_or_empty(items))
+}
+
+/// Pulled diagnostics of every analysed file of every bundle (LSP 3.17
+/// `workspace/diagnostic`), each with the same result id a document pull
+/// gives it: a file whose id the client sent back unchanged is reported
+/// `unchanged`. The answer comes at once (no long poll); the server's
+/// `workspace/diagnostic/refresh` after each analysis asks for the next.
+pub(crate) async fn workspace_diagnostic(
+    backend: &Backend,
+    params: WorkspaceDiagnosticParams,
+) -> Result<WorkspaceDiagnosticReportResult> {
+    // Open documents edited a moment ago: answer with their new findings.
+    let open: Vec<std::path::PathBuf> = {
+        let state = backend.state.lock().await;
+        state.documents.keys().cloned().collect()
+    };
+    for path in &open {
+        backend.wait_for_current_analysis(path).await;
+    }
+    let (mut analyses, related, unit, versions, cleared) = {
+        let mut state = backend.state.lock().await;
+        // The first workspace pull takes over from pushing: what was pushed
+        // is cleared so no file shows its findings twice.
+        let cleared: Vec<Uri> = match std::mem::replace(&mut state.workspace_pulled, true) {
+            true => Vec::new(),
+            false => state.published.values().flatten().cloned().collect(),
+        };
+        let versions: std::collections::HashMap<std::path::PathBuf, i32> = state
+            .documents
+            .iter()
+            .map(|(p, d)| (p.clone(), d.version))
+            .collect();
+        (
+            state
+                .analyses
+                .iter()
+                .map(|(dir, a)| (dir.clone(), a.clone()))
+                .collect::<Vec<_>>(),
+            state.client.related_information,
+            state.unit(),
+            versions,
+            cleared,
+        )
+    };
+    for uri in cleared {
+        backend
+            .client
+            .publish_diagnostics(uri, Vec::new(), None)
+            .await;
+    }
+    analyses.sort_by(|a, b| a.0.cmp(&b.0));
+    let previous: std::collections::HashMap<&Uri, &str> = params
+        .previous_result_ids
+        .iter()
+        .map(|p| (&p.uri, p.value.as_str()))
+        .collect();
+    let mut items = Vec::new();
+    for (_, analysis) in analyses {
+        let reports = guarded("workspace/diagnostic", || {
+            let mut per_file: std::collections::HashMap<_, Vec<Diagnostic>> =
+                std::collections::HashMap::new();
+            for d in &analysis.diagnostics {
+                per_file
+                    .entry(d.file)
+                    .or_default()
+                    .push(to_lsp_diagnostic(&analysis, d, unit, related));
+            }
+            analysis
+                .bundle
+                .files
+                .iter()
+                .filter_map(|file| {
+                    let uri = file_uri(&analysis, file.id)?;
+                    let path =
+                        crate::lsp::state::normalize(&analysis.bundle.dir.join(&file.relative));
+                    let found = per_file.remove(&file.id).unwrap_or_default();
+                    Some((uri, versions.get(&path).map(|v| i64::from(*v)), found))
+                })
+                .collect::<Vec<_>>()
+        })?;
+        for (uri, version, found) in reports {
+            let result_id = report_id(&found);
+            let report = match previous.get(&uri).copied() == Some(result_id.as_str()) {
+                true => WorkspaceDocumentDiagnosticReport::Unchanged(
+                    WorkspaceUnchangedDocumentDiagnosticReport {
+                        uri,
+                        version,
+                        unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                            result_id,
+                        },
+                    },
+                ),
+                false => {
+                    WorkspaceDocumentDiagnosticReport::Full(WorkspaceFullDocumentDiagnosticReport {
+                        uri,
+                        version,
+                        full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                            result_id: Some(result_id),
+                            items: found,
+                        },
+                    })
+                }
+            };
+            items.push(report);
+        }
+    }
+    Ok(WorkspaceDiagnosticReportResult::Report(
+        WorkspaceDiagnosticReport { items },
+    ))
 }
 
 /// A digest of a report: equal reports, equal ids.
