@@ -37,6 +37,12 @@ fn clients() -> Vec<Recorded> {
         .collect()
 }
 
+/// The value at a `/`-separated path of the capabilities (`at_caps` where
+/// a local `at` shadows it).
+fn at_caps<'a>(caps: &'a Value, path: &str) -> &'a Value {
+    at(caps, path)
+}
+
 /// The value at a `/`-separated path of the capabilities.
 fn at<'a>(caps: &'a Value, path: &str) -> &'a Value {
     path.split('/').fold(caps, |v, key| &v[key])
@@ -320,6 +326,15 @@ fn unsupported_answer(caps: &Value, method: &str, answer: &Value) -> Vec<String>
                 require(false, what);
             }
         }
+        "workspace/diagnostic" => {
+            for report in result["items"].as_array().into_iter().flatten() {
+                let pushed = json!({"method": "textDocument/publishDiagnostics",
+                                    "params": {"diagnostics": report["items"].clone()}});
+                for what in unsupported_message(caps, &pushed) {
+                    require(false, what);
+                }
+            }
+        }
         "textDocument/codeAction" => {
             let literals = at(caps, "textDocument/codeAction/codeActionLiteralSupport").is_object();
             for action in result.as_array().into_iter().flatten() {
@@ -504,6 +519,17 @@ async fn session(
                 if declared(caps, "textDocument/rename/prepareSupport") {
                     script.ask("textDocument/prepareRename", at.clone()).await;
                 }
+                if at_caps(caps, "textDocument/callHierarchy").is_object() {
+                    let items = script
+                        .ask("textDocument/prepareCallHierarchy", at.clone())
+                        .await;
+                    for item in items["result"].as_array().into_iter().flatten() {
+                        for method in ["callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"]
+                        {
+                            script.ask(method, json!({"item": item})).await;
+                        }
+                    }
+                }
             }
         }
     }
@@ -526,6 +552,35 @@ async fn session(
                     .wrong
                     .push(format!("a second pull changed: {second}"));
             }
+        }
+    }
+    // And the whole workspace, twice: the second time every report is
+    // unchanged.
+    if pulls {
+        let first = script
+            .ask("workspace/diagnostic", json!({"previousResultIds": []}))
+            .await;
+        let previous: Vec<Value> = first["result"]["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| json!({"uri": r["uri"], "value": r["resultId"]}))
+            .collect();
+        let second = script
+            .ask(
+                "workspace/diagnostic",
+                json!({"previousResultIds": previous}),
+            )
+            .await;
+        let reports = second["result"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if reports.is_empty() || reports.iter().any(|r| r["kind"] != "unchanged") {
+            script
+                .found
+                .wrong
+                .push(format!("a second workspace pull changed: {second}"));
         }
     }
     // Edit, save, a watched file changed (the coverage `mzk test` writes).
