@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use mzk_tests::lsp_client::{uri, Client};
-use mzk_tests::{copy_dir, repo, Scratch};
+use mzk_tests::repo;
 use serde_json::{json, Value};
 
 /// A recorded client.
@@ -732,28 +732,14 @@ async fn every_recorded_client_gets_only_what_it_declared() {
 /// on this machine (`MZK_REQUIRE_CORPUS` makes their absence a failure).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_recorded_client_on_the_real_bundles() {
-    let corpus = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default()
-        .join(".cache/mzk-oracle/corpus-0.2.0/workflows");
-    if !corpus.is_dir() {
-        assert!(
-            std::env::var_os("MZK_REQUIRE_CORPUS").is_none(),
-            "the real bundles are missing at {}",
-            corpus.display()
-        );
-        eprintln!("skipped: the real bundles are not at {}", corpus.display());
+    let Some(corpus) = mzk_tests::corpus() else {
         return;
-    }
+    };
     // Both list layouts: ThemeCapture writes lists at their key's
     // indentation, AppGenerator indents them.
     for name in ["ThemeCapture", "AppGenerator"] {
-        let scratch = Scratch::new(&format!("capabilities-corpus-{name}"));
-        copy_dir(&corpus.join(name), &scratch.root().join(name));
-        if corpus.join("_shared").is_dir() {
-            copy_dir(&corpus.join("_shared"), &scratch.root().join("_shared"));
-        }
-        let bundle = scratch.root().join(name);
+        let (scratch, bundle) =
+            mzk_tests::corpus_copy(&corpus, name, &format!("capabilities-corpus-{name}"));
         let texts = yaml_files(&bundle);
         for recorded in &clients() {
             let found = session(recorded, scratch.root(), &bundle, &texts).await;

@@ -1806,25 +1806,10 @@ async fn semantic_tokens_of_the_transition_graph() {
 /// the list key's column): counts read from its transition_graph.yaml.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_hierarchy_over_a_real_transition_graph() {
-    let corpus = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_default()
-        .join(".cache/mzk-oracle/corpus-0.2.0/workflows");
-    if !corpus.join("ThemeCapture").is_dir() {
-        assert!(
-            std::env::var_os("MZK_REQUIRE_CORPUS").is_none(),
-            "the real bundles are missing at {}",
-            corpus.display()
-        );
-        eprintln!("skipped: the real bundles are not at {}", corpus.display());
+    let Some(corpus) = mzk_tests::corpus() else {
         return;
-    }
-    let scratch = mzk_tests::Scratch::new("lsp-call-hierarchy");
-    let dir = scratch.root().join("ThemeCapture");
-    mzk_tests::copy_dir(&corpus.join("ThemeCapture"), &dir);
-    if corpus.join("_shared").is_dir() {
-        mzk_tests::copy_dir(&corpus.join("_shared"), &scratch.root().join("_shared"));
-    }
+    };
+    let (_scratch, dir) = mzk_tests::corpus_copy(&corpus, "ThemeCapture", "lsp-call-hierarchy");
     let graph = dir.join("transition_graph.yaml");
     let text = std::fs::read_to_string(&graph).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -1861,17 +1846,7 @@ async fn call_hierarchy_over_a_real_transition_graph() {
     let outgoing = client
         .request("callHierarchy/outgoingCalls", json!({"item": item}))
         .await;
-    let outgoing: Vec<(String, usize)> = outgoing
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["to"]["name"].as_str().unwrap().to_string(),
-                c["fromRanges"].as_array().unwrap().len(),
-            )
-        })
-        .collect();
+    let outgoing = named_counts(&outgoing, "to");
     let count = |from: &str, to: &str| {
         lines
             .windows(2)
@@ -1904,17 +1879,7 @@ async fn call_hierarchy_over_a_real_transition_graph() {
     let callers = client
         .request("callHierarchy/incomingCalls", json!({"item": terminate}))
         .await;
-    let callers: Vec<(String, usize)> = callers
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["from"]["name"].as_str().unwrap().to_string(),
-                c["fromRanges"].as_array().unwrap().len(),
-            )
-        })
-        .collect();
+    let callers = named_counts(&callers, "from");
     assert_eq!(
         callers,
         [
@@ -1930,6 +1895,22 @@ async fn call_hierarchy_over_a_real_transition_graph() {
     );
     assert_eq!(callers[1].1, 3);
     client.stop(server).await;
+}
+
+/// Each call's other end (`side`: "from" or "to") by name, with its number
+/// of ranges.
+fn named_counts(calls: &Value, side: &str) -> Vec<(String, usize)> {
+    calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c[side]["name"].as_str().unwrap().to_string(),
+                c["fromRanges"].as_array().unwrap().len(),
+            )
+        })
+        .collect()
 }
 
 async fn client_request_outgoing(client: &mut Client, item: &Value) -> Value {

@@ -535,23 +535,13 @@ pub(crate) async fn incoming_calls(
     backend: &Backend,
     params: CallHierarchyIncomingCallsParams,
 ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
-    let Some((analysis, node, unit)) = hierarchy_node(backend, &params.item).await else {
-        return Ok(None);
-    };
-    let calls = guarded("callHierarchy/incomingCalls", || {
-        ide::incoming_calls(&analysis, &node)
-    })?;
-    Ok(Some(
-        calls
-            .into_iter()
-            .filter_map(|call| {
-                Some(CallHierarchyIncomingCall {
-                    from: call_item(&analysis, &call.item, unit)?,
-                    from_ranges: call_ranges(&analysis, &call, unit),
-                })
-            })
-            .collect(),
-    ))
+    calls(
+        backend,
+        &params.item,
+        ide::incoming_calls,
+        |from, from_ranges| CallHierarchyIncomingCall { from, from_ranges },
+    )
+    .await
 }
 
 /// The rules that leave the item, grouped by target (`user` and `terminate`
@@ -560,20 +550,33 @@ pub(crate) async fn outgoing_calls(
     backend: &Backend,
     params: CallHierarchyOutgoingCallsParams,
 ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
-    let Some((analysis, node, unit)) = hierarchy_node(backend, &params.item).await else {
+    calls(
+        backend,
+        &params.item,
+        ide::outgoing_calls,
+        |to, from_ranges| CallHierarchyOutgoingCall { to, from_ranges },
+    )
+    .await
+}
+
+/// The calls `find` gives for the item's node, each made by `make` from the
+/// other end's item and the rules' ranges.
+async fn calls<T>(
+    backend: &Backend,
+    item: &CallHierarchyItem,
+    find: fn(&mzk_analyzer::Analysis, &mzk_analyzer::graph::Node) -> Vec<ide::Call>,
+    make: impl Fn(CallHierarchyItem, Vec<Range>) -> T,
+) -> Result<Option<Vec<T>>> {
+    let Some((analysis, node, unit)) = hierarchy_node(backend, item).await else {
         return Ok(None);
     };
-    let calls = guarded("callHierarchy/outgoingCalls", || {
-        ide::outgoing_calls(&analysis, &node)
-    })?;
+    let calls = guarded("callHierarchy", || find(&analysis, &node))?;
     Ok(Some(
         calls
             .into_iter()
             .filter_map(|call| {
-                Some(CallHierarchyOutgoingCall {
-                    to: call_item(&analysis, &call.item, unit)?,
-                    from_ranges: call_ranges(&analysis, &call, unit),
-                })
+                let other = call_item(&analysis, &call.item, unit)?;
+                Some(make(other, call_ranges(&analysis, &call, unit)))
             })
             .collect(),
     ))
