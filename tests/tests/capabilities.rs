@@ -474,6 +474,27 @@ async fn session(
                     .wrong
                     .push(format!("semantic tokens: {answer}"));
             }
+            // Deltas and ranges, of clients that ask for them.
+            if at(caps, &format!("{tokens}/requests/full/delta")) == &json!(true) {
+                let params =
+                    json!({"textDocument": file, "previousResultId": answer["result"]["resultId"]});
+                let delta = script.ask(&format!("{tokens}/full/delta"), params).await;
+                if delta["result"]["edits"] != json!([]) {
+                    script
+                        .found
+                        .wrong
+                        .push(format!("a delta of unchanged tokens: {delta}"));
+                }
+            }
+            if at(caps, &format!("{tokens}/requests/range")) == &json!(true) {
+                let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}});
+                script
+                    .ask(
+                        &format!("{tokens}/range"),
+                        json!({"textDocument": file, "range": range}),
+                    )
+                    .await;
+            }
         }
         if at(caps, "textDocument/selectionRange").is_object() {
             let positions: Vec<Value> = sample_lines(text, 8)

@@ -230,8 +230,9 @@ pub(crate) fn server_capabilities(
                     token_types: TOKEN_TYPES.to_vec(),
                     token_modifiers: vec![SemanticTokenModifier::DECLARATION],
                 },
-                full: Some(SemanticTokensFullOptions::Bool(true)),
-                range: None,
+                // Deltas against the tokens last sent, and any range of lines.
+                full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                range: Some(true),
                 work_done_progress_options: WorkDoneProgressOptions::default(),
             })
         }),

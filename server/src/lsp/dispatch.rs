@@ -271,6 +271,28 @@ impl LanguageServer for Backend {
         .await
     }
 
+    async fn semantic_tokens_full_delta(
+        &self,
+        params: SemanticTokensDeltaParams,
+    ) -> Result<Option<SemanticTokensFullDeltaResult>> {
+        request(
+            "textDocument/semanticTokens/full/delta",
+            document::semantic_tokens_delta(self, params),
+        )
+        .await
+    }
+
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        request(
+            "textDocument/semanticTokens/range",
+            document::semantic_tokens_range(self, params),
+        )
+        .await
+    }
+
     async fn execute_command(
         &self,
         params: ExecuteCommandParams,

@@ -259,23 +259,128 @@ fn report_id(items: &[Diagnostic]) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// Names in values by what they are (`ide::semantic_tokens`).
+/// Names in values by what they are (`ide::semantic_tokens`), kept with a
+/// result id so the next request can be answered as a delta.
 pub(crate) async fn semantic_tokens_full(
     backend: &Backend,
     params: SemanticTokensParams,
 ) -> Result<Option<SemanticTokensResult>> {
-    let Some((analysis, file, _, unit)) = backend
-        .locate(&params.text_document.uri, Position::new(0, 0))
-        .await
+    let Some(data) = encoded_tokens(backend, &params.text_document.uri, None).await? else {
+        return Ok(None);
+    };
+    let result_id = remember_tokens(backend, &params.text_document.uri, &data).await;
+    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+        result_id,
+        data,
+    })))
+}
+
+/// The tokens as edits of those last sent (one edit: what lies between the
+/// unchanged start and end), or all of them when the client's result id is
+/// not the one kept.
+pub(crate) async fn semantic_tokens_delta(
+    backend: &Backend,
+    params: SemanticTokensDeltaParams,
+) -> Result<Option<SemanticTokensFullDeltaResult>> {
+    let uri = &params.text_document.uri;
+    let Some(data) = encoded_tokens(backend, uri, None).await? else {
+        return Ok(None);
+    };
+    let previous = {
+        let state = backend.state.lock().await;
+        path_of(uri)
+            .and_then(|path| state.semantic_tokens.get(&path).cloned())
+            .filter(|(id, _)| *id == params.previous_result_id)
+    };
+    let result_id = remember_tokens(backend, uri, &data).await;
+    Ok(Some(match previous {
+        Some((_, before)) => SemanticTokensFullDeltaResult::TokensDelta(SemanticTokensDelta {
+            result_id,
+            edits: token_edits(&before, &data),
+        }),
+        None => SemanticTokensFullDeltaResult::Tokens(SemanticTokens { result_id, data }),
+    }))
+}
+
+/// The tokens of the lines in a range (a client shows the visible part
+/// first); no result id, since a range is no base for a delta.
+pub(crate) async fn semantic_tokens_range(
+    backend: &Backend,
+    params: SemanticTokensRangeParams,
+) -> Result<Option<SemanticTokensRangeResult>> {
+    let Some(data) = encoded_tokens(backend, &params.text_document.uri, Some(params.range)).await?
     else {
         return Ok(None);
     };
-    let data = guarded("semanticTokens", || {
-        let tokens = ide::semantic_tokens(&analysis, file);
-        crate::lsp::to_proto::semantic_tokens(&analysis, file, &tokens, unit)
-    })?;
-    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+    Ok(Some(SemanticTokensRangeResult::Tokens(SemanticTokens {
         result_id: None,
         data,
     })))
+}
+
+/// The document's tokens, encoded; only those that overlap `range` when given.
+async fn encoded_tokens(
+    backend: &Backend,
+    uri: &Uri,
+    range: Option<Range>,
+) -> Result<Option<Vec<SemanticToken>>> {
+    let Some((analysis, file, _, unit)) = backend.locate(uri, Position::new(0, 0)).await else {
+        return Ok(None);
+    };
+    // The range's ends as byte offsets (clamped like any client position).
+    let bounds = match range {
+        Some(range) => {
+            let start = backend.locate(uri, range.start).await.map(|l| l.2);
+            let end = backend.locate(uri, range.end).await.map(|l| l.2);
+            Some((start.unwrap_or(0), end.unwrap_or(u32::MAX)))
+        }
+        None => None,
+    };
+    let data = guarded("semanticTokens", || {
+        let mut tokens = ide::semantic_tokens(&analysis, file);
+        if let Some((start, end)) = bounds {
+            tokens.retain(|t| t.range.end > start && t.range.start < end);
+        }
+        crate::lsp::to_proto::semantic_tokens(&analysis, file, &tokens, unit)
+    })?;
+    Ok(Some(data))
+}
+
+/// Keeps the tokens sent for an open document under a new result id.
+async fn remember_tokens(backend: &Backend, uri: &Uri, data: &[SemanticToken]) -> Option<String> {
+    let path = path_of(uri)?;
+    let mut state = backend.state.lock().await;
+    if !state.documents.contains_key(&path) {
+        // Only open documents are asked again; a closed one would stay forever.
+        return None;
+    }
+    state.semantic_tokens_id += 1;
+    let id = state.semantic_tokens_id.to_string();
+    state
+        .semantic_tokens
+        .insert(path, (id.clone(), data.to_vec()));
+    Some(id)
+}
+
+/// One edit turning `before` into `after`: the tokens between their common
+/// start and their common end replaced. Offsets count the protocol's
+/// integers, five per token.
+fn token_edits(before: &[SemanticToken], after: &[SemanticToken]) -> Vec<SemanticTokensEdit> {
+    let prefix = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+    let suffix = before[prefix..]
+        .iter()
+        .rev()
+        .zip(after[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let removed = before.len() - prefix - suffix;
+    let inserted = &after[prefix..after.len() - suffix];
+    if removed == 0 && inserted.is_empty() {
+        return Vec::new();
+    }
+    vec![SemanticTokensEdit {
+        start: 5 * prefix as u32,
+        delete_count: 5 * removed as u32,
+        data: Some(inserted.to_vec()),
+    }]
 }
