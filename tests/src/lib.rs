@@ -31,6 +31,38 @@ pub fn misspelt_target(graph_text: &str) -> String {
     )
 }
 
+/// The real bundles of mozaiks 0.2.0 (the workflows folder), when they are
+/// on this machine; else `None` after saying so — and a failure when
+/// `MZK_REQUIRE_CORPUS` is set.
+pub fn corpus() -> Option<PathBuf> {
+    let corpus = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+        .join(".cache/mzk-oracle/corpus-0.2.0/workflows");
+    if corpus.is_dir() {
+        return Some(corpus);
+    }
+    assert!(
+        std::env::var_os("MZK_REQUIRE_CORPUS").is_none(),
+        "the real bundles are missing at {}",
+        corpus.display()
+    );
+    eprintln!("skipped: the real bundles are not at {}", corpus.display());
+    None
+}
+
+/// A copy of the real bundle `name` (with the corpus's `_shared/`) in a
+/// scratch folder of its own: the scratch root, and the bundle's folder.
+pub fn corpus_copy(corpus: &Path, name: &str, label: &str) -> (Scratch, PathBuf) {
+    let scratch = Scratch::new(label);
+    copy_dir(&corpus.join(name), &scratch.root().join(name));
+    if corpus.join("_shared").is_dir() {
+        copy_dir(&corpus.join("_shared"), &scratch.root().join("_shared"));
+    }
+    let bundle = scratch.root().join(name);
+    (scratch, bundle)
+}
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

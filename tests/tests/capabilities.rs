@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use mzk_tests::lsp_client::{uri, Client};
-use mzk_tests::{copy_dir, repo, Scratch};
+use mzk_tests::repo;
 use serde_json::{json, Value};
 
 /// A recorded client.
@@ -35,6 +35,12 @@ fn clients() -> Vec<Recorded> {
             }
         })
         .collect()
+}
+
+/// The value at a `/`-separated path of the capabilities (`at_caps` where
+/// a local `at` shadows it).
+fn at_caps<'a>(caps: &'a Value, path: &str) -> &'a Value {
+    at(caps, path)
 }
 
 /// The value at a `/`-separated path of the capabilities.
@@ -320,6 +326,15 @@ fn unsupported_answer(caps: &Value, method: &str, answer: &Value) -> Vec<String>
                 require(false, what);
             }
         }
+        "workspace/diagnostic" => {
+            for report in result["items"].as_array().into_iter().flatten() {
+                let pushed = json!({"method": "textDocument/publishDiagnostics",
+                                    "params": {"diagnostics": report["items"].clone()}});
+                for what in unsupported_message(caps, &pushed) {
+                    require(false, what);
+                }
+            }
+        }
         "textDocument/codeAction" => {
             let literals = at(caps, "textDocument/codeAction/codeActionLiteralSupport").is_object();
             for action in result.as_array().into_iter().flatten() {
@@ -464,6 +479,27 @@ async fn session(
                     .wrong
                     .push(format!("semantic tokens: {answer}"));
             }
+            // Deltas and ranges, of clients that ask for them.
+            if at(caps, &format!("{tokens}/requests/full/delta")) == &json!(true) {
+                let params =
+                    json!({"textDocument": file, "previousResultId": answer["result"]["resultId"]});
+                let delta = script.ask(&format!("{tokens}/full/delta"), params).await;
+                if delta["result"]["edits"] != json!([]) {
+                    script
+                        .found
+                        .wrong
+                        .push(format!("a delta of unchanged tokens: {delta}"));
+                }
+            }
+            if at(caps, &format!("{tokens}/requests/range")) == &json!(true) {
+                let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}});
+                script
+                    .ask(
+                        &format!("{tokens}/range"),
+                        json!({"textDocument": file, "range": range}),
+                    )
+                    .await;
+            }
         }
         if at(caps, "textDocument/selectionRange").is_object() {
             let positions: Vec<Value> = sample_lines(text, 8)
@@ -509,6 +545,17 @@ async fn session(
                 if declared(caps, "textDocument/rename/prepareSupport") {
                     script.ask("textDocument/prepareRename", at.clone()).await;
                 }
+                if at_caps(caps, "textDocument/callHierarchy").is_object() {
+                    let items = script
+                        .ask("textDocument/prepareCallHierarchy", at.clone())
+                        .await;
+                    for item in items["result"].as_array().into_iter().flatten() {
+                        for method in ["callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"]
+                        {
+                            script.ask(method, json!({"item": item})).await;
+                        }
+                    }
+                }
             }
         }
     }
@@ -531,6 +578,35 @@ async fn session(
                     .wrong
                     .push(format!("a second pull changed: {second}"));
             }
+        }
+    }
+    // And the whole workspace, twice: the second time every report is
+    // unchanged.
+    if pulls {
+        let first = script
+            .ask("workspace/diagnostic", json!({"previousResultIds": []}))
+            .await;
+        let previous: Vec<Value> = first["result"]["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| json!({"uri": r["uri"], "value": r["resultId"]}))
+            .collect();
+        let second = script
+            .ask(
+                "workspace/diagnostic",
+                json!({"previousResultIds": previous}),
+            )
+            .await;
+        let reports = second["result"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if reports.is_empty() || reports.iter().any(|r| r["kind"] != "unchanged") {
+            script
+                .found
+                .wrong
+                .push(format!("a second workspace pull changed: {second}"));
         }
     }
     // Edit, save, a watched file changed (the coverage `mzk test` writes).
@@ -682,28 +758,14 @@ async fn every_recorded_client_gets_only_what_it_declared() {
 /// on this machine (`MZK_REQUIRE_CORPUS` makes their absence a failure).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_recorded_client_on_the_real_bundles() {
-    let corpus = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default()
-        .join(".cache/mzk-oracle/corpus-0.2.0/workflows");
-    if !corpus.is_dir() {
-        assert!(
-            std::env::var_os("MZK_REQUIRE_CORPUS").is_none(),
-            "the real bundles are missing at {}",
-            corpus.display()
-        );
-        eprintln!("skipped: the real bundles are not at {}", corpus.display());
+    let Some(corpus) = mzk_tests::corpus() else {
         return;
-    }
+    };
     // Both list layouts: ThemeCapture writes lists at their key's
     // indentation, AppGenerator indents them.
     for name in ["ThemeCapture", "AppGenerator"] {
-        let scratch = Scratch::new(&format!("capabilities-corpus-{name}"));
-        copy_dir(&corpus.join(name), &scratch.root().join(name));
-        if corpus.join("_shared").is_dir() {
-            copy_dir(&corpus.join("_shared"), &scratch.root().join("_shared"));
-        }
-        let bundle = scratch.root().join(name);
+        let (scratch, bundle) =
+            mzk_tests::corpus_copy(&corpus, name, &format!("capabilities-corpus-{name}"));
         let texts = yaml_files(&bundle);
         for recorded in &clients() {
             let found = session(recorded, scratch.root(), &bundle, &texts).await;

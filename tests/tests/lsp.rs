@@ -1801,3 +1801,357 @@ async fn semantic_tokens_of_the_transition_graph() {
     assert!(has("research_status", "variable"), "{named:?}");
     client.stop(server).await;
 }
+
+/// The call hierarchy over ThemeCapture's real transition graph (rules at
+/// the list key's column): counts read from its transition_graph.yaml.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_hierarchy_over_a_real_transition_graph() {
+    let Some(corpus) = mzk_tests::corpus() else {
+        return;
+    };
+    let (_scratch, dir) = mzk_tests::corpus_copy(&corpus, "ThemeCapture", "lsp-call-hierarchy");
+    let graph = dir.join("transition_graph.yaml");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut client, server, init) = Client::start(&["utf-16"]).await;
+    assert_eq!(init["capabilities"]["callHierarchyProvider"], true);
+    client.open(&uri(&graph), 1, &text).await;
+    client.diagnostics(&uri(&graph), Some(1)).await;
+
+    // On `target_agent: ThemeInterviewAgent` (line 8 of the file).
+    let line = lines
+        .iter()
+        .position(|l| l.contains("target_agent: ThemeInterviewAgent"))
+        .unwrap();
+    let items = client
+        .request(
+            "textDocument/prepareCallHierarchy",
+            json!({"textDocument": {"uri": uri(&graph)}, "position": {"line": line, "character": 18}}),
+        )
+        .await;
+    let item = &items[0];
+    assert_eq!(item["name"], "ThemeInterviewAgent", "{items}");
+    assert_eq!(item["uri"], uri(&dir.join("agents.yaml")), "{item}");
+
+    // Handed the turn only by `user`'s first rule.
+    let incoming = client
+        .request("callHierarchy/incomingCalls", json!({"item": item}))
+        .await;
+    let incoming = incoming.as_array().unwrap();
+    assert_eq!(incoming.len(), 1, "{incoming:?}");
+    assert_eq!(incoming[0]["from"]["name"], "user");
+    assert_eq!(incoming[0]["fromRanges"][0]["start"]["line"], line);
+
+    // Leaves to user, ThemeAnalysisAgent, and terminate (two rules).
+    let outgoing = client
+        .request("callHierarchy/outgoingCalls", json!({"item": item}))
+        .await;
+    let outgoing = named_counts(&outgoing, "to");
+    let count = |from: &str, to: &str| {
+        lines
+            .windows(2)
+            .filter(|w| {
+                w[0] == format!("- source_agent: {from}") && w[1] == format!("  target_agent: {to}")
+            })
+            .count()
+    };
+    assert_eq!(
+        outgoing,
+        [
+            ("user".to_string(), count("ThemeInterviewAgent", "user")),
+            (
+                "ThemeAnalysisAgent".to_string(),
+                count("ThemeInterviewAgent", "ThemeAnalysisAgent")
+            ),
+            (
+                "terminate".to_string(),
+                count("ThemeInterviewAgent", "terminate")
+            ),
+        ]
+    );
+    assert_eq!(outgoing[2].1, 2);
+
+    // `terminate` is an item of its own: reached from two agents, 2 + 3 rules.
+    let terminate = outgoing_item(
+        &client_request_outgoing(&mut client, item).await,
+        "terminate",
+    );
+    let callers = client
+        .request("callHierarchy/incomingCalls", json!({"item": terminate}))
+        .await;
+    let callers = named_counts(&callers, "from");
+    assert_eq!(
+        callers,
+        [
+            (
+                "ThemeInterviewAgent".to_string(),
+                count("ThemeInterviewAgent", "terminate")
+            ),
+            (
+                "ThemeConfigAssemblerAgent".to_string(),
+                count("ThemeConfigAssemblerAgent", "terminate")
+            ),
+        ]
+    );
+    assert_eq!(callers[1].1, 3);
+    client.stop(server).await;
+}
+
+/// Each call's other end (`side`: "from" or "to") by name, with its number
+/// of ranges.
+fn named_counts(calls: &Value, side: &str) -> Vec<(String, usize)> {
+    calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c[side]["name"].as_str().unwrap().to_string(),
+                c["fromRanges"].as_array().unwrap().len(),
+            )
+        })
+        .collect()
+}
+
+async fn client_request_outgoing(client: &mut Client, item: &Value) -> Value {
+    client
+        .request("callHierarchy/outgoingCalls", json!({"item": item}))
+        .await
+}
+
+fn outgoing_item(calls: &Value, name: &str) -> Value {
+    calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["to"]["name"] == name)
+        .map(|c| c["to"].clone())
+        .unwrap()
+}
+
+/// Workspace pull diagnostics (LSP 3.17 `workspace/diagnostic`): every
+/// analysed file of the bundle is reported, open or not; result ids sent back
+/// unchanged make `unchanged` reports; once the client pulls the workspace,
+/// nothing is pushed any more (it would show twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_pull_diagnostics_with_result_ids() {
+    let dir = bundle_copy("lsp", "SupportDesk", "workspace-pull");
+    let graph = dir.join("transition_graph.yaml");
+    let orchestrator = dir.join("orchestrator.yaml");
+    let good = std::fs::read_to_string(&graph).unwrap();
+    // The typo is on disk, in a file the editor never opens.
+    std::fs::write(&graph, mzk_tests::misspelt_target(&good)).unwrap();
+    let orchestrator_text = std::fs::read_to_string(&orchestrator).unwrap();
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"textDocument": {"diagnostic": {"dynamicRegistration": false}}}}))
+    .await;
+    assert_eq!(
+        init["capabilities"]["diagnosticProvider"]["workspaceDiagnostics"],
+        true
+    );
+    client
+        .open(&uri(&orchestrator), 1, &orchestrator_text)
+        .await;
+    // Before any workspace pull, a file not open is pushed.
+    let pushed = client.diagnostics(&uri(&graph), None).await;
+    assert!(pushed.iter().any(|d| d["code"] == "MZ201"), "{pushed:?}");
+
+    let first = client
+        .request("workspace/diagnostic", json!({"previousResultIds": []}))
+        .await;
+    let items = first["items"].as_array().unwrap().clone();
+    let reported: std::collections::HashSet<&str> =
+        items.iter().map(|i| i["uri"].as_str().unwrap()).collect();
+    assert_eq!(reported.len(), items.len(), "one report per file");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            assert!(reported.contains(uri(&path).as_str()), "{path:?} missing");
+        }
+    }
+    let report = |items: &[Value], path: &std::path::Path| {
+        items
+            .iter()
+            .find(|i| i["uri"] == uri(path))
+            .cloned()
+            .unwrap()
+    };
+    let graph_report = report(&items, &graph);
+    assert_eq!(graph_report["kind"], "full");
+    assert!(
+        graph_report["version"].is_null(),
+        "not open: {graph_report}"
+    );
+    assert!(graph_report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["code"] == "MZ201"));
+    assert_eq!(report(&items, &orchestrator)["version"], 1);
+
+    // Sent back, every id is unchanged.
+    let previous: Vec<Value> = items
+        .iter()
+        .map(|i| json!({"uri": i["uri"], "value": i["resultId"]}))
+        .collect();
+    let again = client
+        .request(
+            "workspace/diagnostic",
+            json!({"previousResultIds": previous}),
+        )
+        .await;
+    let again = again["items"].as_array().unwrap().clone();
+    assert_eq!(again.len(), items.len());
+    assert!(again.iter().all(|i| i["kind"] == "unchanged"), "{again:?}");
+
+    // The graph fixed in the editor: its report is full and clean, pushes
+    // stay empty, the other files are unchanged.
+    client.open(&uri(&graph), 1, &good).await;
+    let pushed = client.diagnostics(&uri(&graph), Some(1)).await;
+    assert!(
+        pushed.is_empty(),
+        "pushed after a workspace pull: {pushed:?}"
+    );
+    let fixed = client
+        .request(
+            "workspace/diagnostic",
+            json!({"previousResultIds": previous}),
+        )
+        .await;
+    let fixed = fixed["items"].as_array().unwrap().clone();
+    let graph_report = report(&fixed, &graph);
+    assert_eq!(graph_report["kind"], "full", "{graph_report}");
+    assert_eq!(graph_report["version"], 1);
+    assert!(graph_report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["code"] != "MZ201"));
+    // A full report only where the findings changed (the typo also made
+    // findings elsewhere), `unchanged` everywhere else.
+    let mut unchanged = 0;
+    for entry in &fixed {
+        let was = items.iter().find(|i| i["uri"] == entry["uri"]).unwrap();
+        match entry["kind"].as_str() {
+            Some("unchanged") => unchanged += 1,
+            _ => assert_ne!(entry["items"], was["items"], "{entry}"),
+        }
+    }
+    assert!(unchanged > 0, "{fixed:?}");
+    assert_eq!(report(&fixed, &dir.join("tools.yaml"))["kind"], "unchanged");
+    client.stop(server).await;
+}
+
+/// Semantic tokens as a delta of those last sent (applied, they equal a
+/// fresh full answer) and for a range of lines (exactly the full answer's
+/// tokens on those lines).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_tokens_deltas_and_ranges() {
+    let dir = bundle_copy("lsp", "SupportDesk", "semantic-delta");
+    let graph = dir.join("transition_graph.yaml");
+    let graph_uri = uri(&graph);
+    let text = std::fs::read_to_string(&graph).unwrap();
+    let (mut client, server, init) = Client::start_with(json!({"processId": null, "rootUri": null,
+        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+            "textDocument": {"semanticTokens": {"formats": ["relative"], "tokenTypes": [], "tokenModifiers": [],
+                "requests": {"full": {"delta": true}, "range": true}}}}}))
+    .await;
+    let provider = &init["capabilities"]["semanticTokensProvider"];
+    assert_eq!(provider["full"], json!({"delta": true}));
+    assert_eq!(provider["range"], true);
+    client.open(&graph_uri, 1, &text).await;
+    client.diagnostics(&graph_uri, Some(1)).await;
+    let doc = json!({"textDocument": {"uri": graph_uri}});
+    let full = client
+        .request("textDocument/semanticTokens/full", doc.clone())
+        .await;
+    let first = numbers(&full["data"]);
+    assert!(!first.is_empty());
+
+    // Nothing changed: no edits.
+    let mut delta = doc.clone();
+    delta["previousResultId"] = full["resultId"].clone();
+    let same = client
+        .request("textDocument/semanticTokens/full/delta", delta.clone())
+        .await;
+    assert_eq!(same["edits"], json!([]), "{same}");
+
+    // A target misspelt: no longer an agent's token. The delta against the
+    // last answer (the same tokens as the first), applied, is the new full
+    // answer.
+    let line = text
+        .lines()
+        .position(|l| l.contains("target_agent: ClassifierAgent"))
+        .unwrap();
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": graph_uri, "version": 2},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": 22}, "end": {"line": line, "character": 23}}, "text": ""}]}),
+        )
+        .await;
+    client.diagnostics(&graph_uri, Some(2)).await;
+    // Against the latest result id, as a client asks.
+    delta["previousResultId"] = same["resultId"].clone();
+    let changed = client
+        .request("textDocument/semanticTokens/full/delta", delta)
+        .await;
+    let edits = changed["edits"].as_array().expect("a delta").clone();
+    assert_eq!(edits.len(), 1, "{changed}");
+    let mut applied = first.clone();
+    let start = edits[0]["start"].as_u64().unwrap() as usize;
+    let deleted = edits[0]["deleteCount"].as_u64().unwrap() as usize;
+    applied.splice(start..start + deleted, numbers(&edits[0]["data"]));
+    let fresh = client
+        .request("textDocument/semanticTokens/full", doc.clone())
+        .await;
+    assert_eq!(applied, numbers(&fresh["data"]));
+    assert!(
+        applied.len() < first.len(),
+        "the misspelt name has no token"
+    );
+
+    // A stale result id: the whole set again.
+    let mut stale = doc.clone();
+    stale["previousResultId"] = json!("no such id");
+    let whole = client
+        .request("textDocument/semanticTokens/full/delta", stale)
+        .await;
+    assert_eq!(numbers(&whole["data"]), numbers(&fresh["data"]));
+
+    // A range of lines: the full answer's tokens on exactly those lines.
+    let (from, to) = (line as u64, line as u64 + 6);
+    let mut range = doc.clone();
+    range["range"] =
+        json!({"start": {"line": from, "character": 0}, "end": {"line": to, "character": 0}});
+    let part = client
+        .request("textDocument/semanticTokens/range", range)
+        .await;
+    let in_range: Vec<[u64; 5]> = absolute(&numbers(&fresh["data"]))
+        .into_iter()
+        .filter(|t| t[0] >= from && t[0] < to)
+        .collect();
+    assert!(!in_range.is_empty());
+    assert_eq!(absolute(&numbers(&part["data"])), in_range);
+    client.stop(server).await;
+}
+
+fn numbers(data: &Value) -> Vec<u64> {
+    data.as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect()
+}
+
+/// Relative tokens as `[line, start, length, type, modifiers]`.
+fn absolute(data: &[u64]) -> Vec<[u64; 5]> {
+    let (mut line, mut start) = (0, 0);
+    data.chunks(5)
+        .map(|t| {
+            line += t[0];
+            start = if t[0] == 0 { start + t[1] } else { t[1] };
+            [line, start, t[2], t[3], t[4]]
+        })
+        .collect()
+}

@@ -1,9 +1,10 @@
 //! Editor features as plain data over an [`Analysis`]: definition, references,
 //! hover, outline, rename, completion, fixes, folding, selection ranges,
-//! document links and semantic tokens. The language server only
+//! document links, semantic tokens and the call hierarchy. The language server only
 //! converts these to protocol types. One module per feature; navigation lives
 //! here because the others build on it.
 
+mod call_hierarchy;
 mod completion;
 mod fixes;
 #[cfg(test)]
@@ -20,6 +21,9 @@ pub(crate) mod tests;
 #[cfg(test)]
 mod tests_layout;
 
+pub use call_hierarchy::{
+    incoming_calls, item as call_item, outgoing_calls, prepare_call_hierarchy, Call, CallItem,
+};
 pub use completion::{completions, CompletionItem, CompletionKind};
 pub use fixes::{fix_all, fixes, non_overlapping, FileFix, FixAll};
 pub use folding::{folding_ranges, Fold};

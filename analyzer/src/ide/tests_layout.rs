@@ -252,3 +252,79 @@ fn semantic_tokens_name_agents_reserved_words_and_variables() {
         (TokenKind::Agent, true)
     );
 }
+
+#[test]
+fn call_hierarchy_follows_the_rules_in_every_layout() {
+    for (layout, text) in LAYOUTS {
+        let analysis = with_graph(text);
+        let graph = analysis.bundle.file_at("transition_graph.yaml").unwrap();
+        let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+        let target_of = |nth: usize| {
+            let needle = "target_agent: ";
+            let at = text.match_indices(needle).nth(nth).unwrap().0 + needle.len();
+            at as u32
+        };
+        // On a rule's target: the agent, at its definition in agents.yaml.
+        let item = prepare_call_hierarchy(&analysis, graph.id, target_of(0) + 2).unwrap();
+        assert_eq!(
+            item.node,
+            crate::graph::Node::Agent("IntakeAgent".into()),
+            "{layout}"
+        );
+        assert_eq!(item.name.file, agents.id, "{layout}");
+        assert_eq!(
+            &agents.text[item.name.range.start as usize..item.name.range.end as usize],
+            "IntakeAgent",
+            "{layout}"
+        );
+
+        // Incoming: the one rule from `user`, its target_agent value the range.
+        let incoming = incoming_calls(&analysis, &item.node);
+        assert_eq!(incoming.len(), 1, "{layout}: {incoming:?}");
+        assert_eq!(incoming[0].item.node, crate::graph::Node::User, "{layout}");
+        assert_eq!(incoming[0].item.name.file, graph.id, "{layout}");
+        let start = target_of(0);
+        assert_eq!(
+            incoming[0].ranges,
+            [FileRange {
+                file: graph.id,
+                range: TextRange::new(start, start + "IntakeAgent".len() as u32),
+            }],
+            "{layout}"
+        );
+
+        // Outgoing: `terminate`, located at the rule that ends the run.
+        let outgoing = outgoing_calls(&analysis, &item.node);
+        assert_eq!(outgoing.len(), 1, "{layout}: {outgoing:?}");
+        assert_eq!(outgoing[0].item.node, crate::graph::Node::Terminate);
+        let start = target_of(1);
+        let terminate = TextRange::new(start, start + "terminate".len() as u32);
+        assert_eq!(outgoing[0].item.name.range, terminate, "{layout}");
+        assert_eq!(outgoing[0].ranges[0].range, terminate, "{layout}");
+
+        // On `terminate` itself: its callers.
+        let item = prepare_call_hierarchy(&analysis, graph.id, start).unwrap();
+        assert_eq!(item.node, crate::graph::Node::Terminate, "{layout}");
+        let callers = incoming_calls(&analysis, &item.node);
+        assert_eq!(callers.len(), 1, "{layout}");
+        assert_eq!(
+            callers[0].item.node,
+            crate::graph::Node::Agent("IntakeAgent".into())
+        );
+        assert!(outgoing_calls(&analysis, &item.node).is_empty(), "{layout}");
+    }
+}
+
+#[test]
+fn call_hierarchy_from_agents_yaml_and_nowhere_else() {
+    let analysis = analyze_bundle(&support_desk_fs(), Path::new("/w/SupportDesk"));
+    let agents = analysis.bundle.file_at("agents.yaml").unwrap();
+    let at = agents.text.find("IntakeAgent").unwrap() as u32;
+    let item = prepare_call_hierarchy(&analysis, agents.id, at).unwrap();
+    assert_eq!(item.node, crate::graph::Node::Agent("IntakeAgent".into()));
+    assert!(item.range.range.start <= item.name.range.start);
+    assert!(item.range.range.end > item.name.range.end);
+    // A key is no node; an offset past the file's end is no panic.
+    assert_eq!(prepare_call_hierarchy(&analysis, agents.id, 0), None);
+    assert_eq!(prepare_call_hierarchy(&analysis, agents.id, u32::MAX), None);
+}

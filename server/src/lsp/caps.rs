@@ -219,7 +219,8 @@ pub(crate) fn server_capabilities(
                 identifier: Some(DIAGNOSTIC_IDENTIFIER.into()),
                 // An edit in agents.yaml changes transition_graph.yaml's findings.
                 inter_file_dependencies: true,
-                workspace_diagnostics: false,
+                // Every analysed file of every bundle (`workspace/diagnostic`).
+                workspace_diagnostics: true,
                 work_done_progress_options: WorkDoneProgressOptions::default(),
             })
         }),
@@ -229,8 +230,9 @@ pub(crate) fn server_capabilities(
                     token_types: TOKEN_TYPES.to_vec(),
                     token_modifiers: vec![SemanticTokenModifier::DECLARATION],
                 },
-                full: Some(SemanticTokensFullOptions::Bool(true)),
-                range: None,
+                // Deltas against the tokens last sent, and any range of lines.
+                full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                range: Some(true),
                 work_done_progress_options: WorkDoneProgressOptions::default(),
             })
         }),
@@ -267,6 +269,7 @@ pub(crate) fn server_capabilities(
             trigger_characters: Some(vec![":".into(), " ".into(), "{".into(), "-".into()]),
             ..CompletionOptions::default()
         }),
+        call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
         document_link_provider: Some(DocumentLinkOptions {

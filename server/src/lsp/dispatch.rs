@@ -178,6 +178,39 @@ impl LanguageServer for Backend {
         request("textDocument/hover", request::hover(self, params)).await
     }
 
+    async fn prepare_call_hierarchy(
+        &self,
+        params: CallHierarchyPrepareParams,
+    ) -> Result<Option<Vec<CallHierarchyItem>>> {
+        request(
+            "textDocument/prepareCallHierarchy",
+            request::prepare_call_hierarchy(self, params),
+        )
+        .await
+    }
+
+    async fn incoming_calls(
+        &self,
+        params: CallHierarchyIncomingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+        request(
+            "callHierarchy/incomingCalls",
+            request::incoming_calls(self, params),
+        )
+        .await
+    }
+
+    async fn outgoing_calls(
+        &self,
+        params: CallHierarchyOutgoingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+        request(
+            "callHierarchy/outgoingCalls",
+            request::outgoing_calls(self, params),
+        )
+        .await
+    }
+
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
         request(
             "textDocument/foldingRange",
@@ -216,6 +249,17 @@ impl LanguageServer for Backend {
         .await
     }
 
+    async fn workspace_diagnostic(
+        &self,
+        params: WorkspaceDiagnosticParams,
+    ) -> Result<WorkspaceDiagnosticReportResult> {
+        request(
+            "workspace/diagnostic",
+            document::workspace_diagnostic(self, params),
+        )
+        .await
+    }
+
     async fn semantic_tokens_full(
         &self,
         params: SemanticTokensParams,
@@ -223,6 +267,28 @@ impl LanguageServer for Backend {
         request(
             "textDocument/semanticTokens/full",
             document::semantic_tokens_full(self, params),
+        )
+        .await
+    }
+
+    async fn semantic_tokens_full_delta(
+        &self,
+        params: SemanticTokensDeltaParams,
+    ) -> Result<Option<SemanticTokensFullDeltaResult>> {
+        request(
+            "textDocument/semanticTokens/full/delta",
+            document::semantic_tokens_delta(self, params),
+        )
+        .await
+    }
+
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        request(
+            "textDocument/semanticTokens/range",
+            document::semantic_tokens_range(self, params),
         )
         .await
     }

@@ -138,7 +138,7 @@ impl Backend {
             .entry(root_of(&bundle).to_path_buf())
             .or_insert(shared);
         let analysis = Arc::new(analysis);
-        let (unit, related, versions, previous, pull, refresh) = {
+        let (unit, related, versions, previous, pull, refresh, workspace_pulled) = {
             let mut state = self.state.lock().await;
             if state.generations.get(&bundle) != Some(&generation) {
                 return; // stale: a newer change is being analysed
@@ -175,6 +175,7 @@ impl Backend {
                 previous,
                 state.client.pull_diagnostics,
                 state.client.diagnostic_refresh,
+                state.workspace_pulled,
             )
         };
         // Told after the state holds the analysis and its versions.
@@ -193,9 +194,10 @@ impl Backend {
             };
             let path = normalize(&analysis.bundle.dir.join(&file.relative));
             let mut diagnostics = per_file.remove(&file.id).unwrap_or_default();
-            // A client that pulls asks for open files itself; pushed
-            // diagnostics beside its pulled ones would show twice.
-            if pull && versions.contains_key(&path) {
+            // A client that pulls asks for open files itself (and for every
+            // file once it pulls the workspace); pushed diagnostics beside its
+            // pulled ones would show twice.
+            if pull && (workspace_pulled || versions.contains_key(&path)) {
                 diagnostics.clear();
             }
             self.client

@@ -54,6 +54,15 @@ pub(crate) struct State {
     /// while the author's current text cannot, the other files are checked
     /// against it (see `merge_last_readable`).
     pub(crate) last_readable: HashMap<PathBuf, Arc<str>>,
+    /// The client has pulled workspace diagnostics (`workspace/diagnostic`):
+    /// from then on no file's findings are pushed, or they would show twice.
+    pub(crate) workspace_pulled: bool,
+    /// The semantic tokens last sent for each open document, with their
+    /// result id: a `full/delta` request answers the difference from them.
+    pub(crate) semantic_tokens:
+        HashMap<PathBuf, (String, Vec<tower_lsp_server::ls_types::SemanticToken>)>,
+    /// The counter the result ids of semantic tokens come from.
+    pub(crate) semantic_tokens_id: u64,
 }
 
 impl State {

@@ -1,5 +1,6 @@
 //! Requests about a whole document's structure: folding ranges, selection
-//! ranges, document links, semantic tokens and pulled diagnostics.
+//! ranges, document links, semantic tokens and pulled diagnostics (of one
+//! document, or of every analysed file of the workspace).
 
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
@@ -139,6 +140,115 @@ pub(crate) async fn diagnostic(
     Ok(unchanged_or_empty(items))
 }
 
+/// Pulled diagnostics of every analysed file of every bundle (LSP 3.17
+/// `workspace/diagnostic`), each with the same result id a document pull
+/// gives it: a file whose id the client sent back unchanged is reported
+/// `unchanged`. The answer comes at once (no long poll); the server's
+/// `workspace/diagnostic/refresh` after each analysis asks for the next.
+pub(crate) async fn workspace_diagnostic(
+    backend: &Backend,
+    params: WorkspaceDiagnosticParams,
+) -> Result<WorkspaceDiagnosticReportResult> {
+    // Open documents edited a moment ago: answer with their new findings.
+    let open: Vec<std::path::PathBuf> = {
+        let state = backend.state.lock().await;
+        state.documents.keys().cloned().collect()
+    };
+    for path in &open {
+        backend.wait_for_current_analysis(path).await;
+    }
+    let (mut analyses, related, unit, versions, cleared) = {
+        let mut state = backend.state.lock().await;
+        // The first workspace pull takes over from pushing: what was pushed
+        // is cleared so no file shows its findings twice.
+        let cleared: Vec<Uri> = match std::mem::replace(&mut state.workspace_pulled, true) {
+            true => Vec::new(),
+            false => state.published.values().flatten().cloned().collect(),
+        };
+        let versions: std::collections::HashMap<std::path::PathBuf, i32> = state
+            .documents
+            .iter()
+            .map(|(p, d)| (p.clone(), d.version))
+            .collect();
+        (
+            state
+                .analyses
+                .iter()
+                .map(|(dir, a)| (dir.clone(), a.clone()))
+                .collect::<Vec<_>>(),
+            state.client.related_information,
+            state.unit(),
+            versions,
+            cleared,
+        )
+    };
+    for uri in cleared {
+        backend
+            .client
+            .publish_diagnostics(uri, Vec::new(), None)
+            .await;
+    }
+    analyses.sort_by(|a, b| a.0.cmp(&b.0));
+    let previous: std::collections::HashMap<&Uri, &str> = params
+        .previous_result_ids
+        .iter()
+        .map(|p| (&p.uri, p.value.as_str()))
+        .collect();
+    let mut items = Vec::new();
+    for (_, analysis) in analyses {
+        let reports = guarded("workspace/diagnostic", || {
+            let mut per_file: std::collections::HashMap<_, Vec<Diagnostic>> =
+                std::collections::HashMap::new();
+            for d in &analysis.diagnostics {
+                per_file
+                    .entry(d.file)
+                    .or_default()
+                    .push(to_lsp_diagnostic(&analysis, d, unit, related));
+            }
+            analysis
+                .bundle
+                .files
+                .iter()
+                .filter_map(|file| {
+                    let uri = file_uri(&analysis, file.id)?;
+                    let path =
+                        crate::lsp::state::normalize(&analysis.bundle.dir.join(&file.relative));
+                    let found = per_file.remove(&file.id).unwrap_or_default();
+                    Some((uri, versions.get(&path).map(|v| i64::from(*v)), found))
+                })
+                .collect::<Vec<_>>()
+        })?;
+        for (uri, version, found) in reports {
+            let result_id = report_id(&found);
+            let report = match previous.get(&uri).copied() == Some(result_id.as_str()) {
+                true => WorkspaceDocumentDiagnosticReport::Unchanged(
+                    WorkspaceUnchangedDocumentDiagnosticReport {
+                        uri,
+                        version,
+                        unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                            result_id,
+                        },
+                    },
+                ),
+                false => {
+                    WorkspaceDocumentDiagnosticReport::Full(WorkspaceFullDocumentDiagnosticReport {
+                        uri,
+                        version,
+                        full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                            result_id: Some(result_id),
+                            items: found,
+                        },
+                    })
+                }
+            };
+            items.push(report);
+        }
+    }
+    Ok(WorkspaceDiagnosticReportResult::Report(
+        WorkspaceDiagnosticReport { items },
+    ))
+}
+
 /// A digest of a report: equal reports, equal ids.
 fn report_id(items: &[Diagnostic]) -> String {
     use std::hash::{Hash, Hasher};
@@ -149,23 +259,128 @@ fn report_id(items: &[Diagnostic]) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// Names in values by what they are (`ide::semantic_tokens`).
+/// Names in values by what they are (`ide::semantic_tokens`), kept with a
+/// result id so the next request can be answered as a delta.
 pub(crate) async fn semantic_tokens_full(
     backend: &Backend,
     params: SemanticTokensParams,
 ) -> Result<Option<SemanticTokensResult>> {
-    let Some((analysis, file, _, unit)) = backend
-        .locate(&params.text_document.uri, Position::new(0, 0))
-        .await
+    let Some(data) = encoded_tokens(backend, &params.text_document.uri, None).await? else {
+        return Ok(None);
+    };
+    let result_id = remember_tokens(backend, &params.text_document.uri, &data).await;
+    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+        result_id,
+        data,
+    })))
+}
+
+/// The tokens as edits of those last sent (one edit: what lies between the
+/// unchanged start and end), or all of them when the client's result id is
+/// not the one kept.
+pub(crate) async fn semantic_tokens_delta(
+    backend: &Backend,
+    params: SemanticTokensDeltaParams,
+) -> Result<Option<SemanticTokensFullDeltaResult>> {
+    let uri = &params.text_document.uri;
+    let Some(data) = encoded_tokens(backend, uri, None).await? else {
+        return Ok(None);
+    };
+    let previous = {
+        let state = backend.state.lock().await;
+        path_of(uri)
+            .and_then(|path| state.semantic_tokens.get(&path).cloned())
+            .filter(|(id, _)| *id == params.previous_result_id)
+    };
+    let result_id = remember_tokens(backend, uri, &data).await;
+    Ok(Some(match previous {
+        Some((_, before)) => SemanticTokensFullDeltaResult::TokensDelta(SemanticTokensDelta {
+            result_id,
+            edits: token_edits(&before, &data),
+        }),
+        None => SemanticTokensFullDeltaResult::Tokens(SemanticTokens { result_id, data }),
+    }))
+}
+
+/// The tokens of the lines in a range (a client shows the visible part
+/// first); no result id, since a range is no base for a delta.
+pub(crate) async fn semantic_tokens_range(
+    backend: &Backend,
+    params: SemanticTokensRangeParams,
+) -> Result<Option<SemanticTokensRangeResult>> {
+    let Some(data) = encoded_tokens(backend, &params.text_document.uri, Some(params.range)).await?
     else {
         return Ok(None);
     };
-    let data = guarded("semanticTokens", || {
-        let tokens = ide::semantic_tokens(&analysis, file);
-        crate::lsp::to_proto::semantic_tokens(&analysis, file, &tokens, unit)
-    })?;
-    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+    Ok(Some(SemanticTokensRangeResult::Tokens(SemanticTokens {
         result_id: None,
         data,
     })))
+}
+
+/// The document's tokens, encoded; only those that overlap `range` when given.
+async fn encoded_tokens(
+    backend: &Backend,
+    uri: &Uri,
+    range: Option<Range>,
+) -> Result<Option<Vec<SemanticToken>>> {
+    let Some((analysis, file, _, unit)) = backend.locate(uri, Position::new(0, 0)).await else {
+        return Ok(None);
+    };
+    // The range's ends as byte offsets (clamped like any client position).
+    let bounds = match range {
+        Some(range) => {
+            let start = backend.locate(uri, range.start).await.map(|l| l.2);
+            let end = backend.locate(uri, range.end).await.map(|l| l.2);
+            Some((start.unwrap_or(0), end.unwrap_or(u32::MAX)))
+        }
+        None => None,
+    };
+    let data = guarded("semanticTokens", || {
+        let mut tokens = ide::semantic_tokens(&analysis, file);
+        if let Some((start, end)) = bounds {
+            tokens.retain(|t| t.range.end > start && t.range.start < end);
+        }
+        crate::lsp::to_proto::semantic_tokens(&analysis, file, &tokens, unit)
+    })?;
+    Ok(Some(data))
+}
+
+/// Keeps the tokens sent for an open document under a new result id.
+async fn remember_tokens(backend: &Backend, uri: &Uri, data: &[SemanticToken]) -> Option<String> {
+    let path = path_of(uri)?;
+    let mut state = backend.state.lock().await;
+    if !state.documents.contains_key(&path) {
+        // Only open documents are asked again; a closed one would stay forever.
+        return None;
+    }
+    state.semantic_tokens_id += 1;
+    let id = state.semantic_tokens_id.to_string();
+    state
+        .semantic_tokens
+        .insert(path, (id.clone(), data.to_vec()));
+    Some(id)
+}
+
+/// One edit turning `before` into `after`: the tokens between their common
+/// start and their common end replaced. Offsets count the protocol's
+/// integers, five per token.
+fn token_edits(before: &[SemanticToken], after: &[SemanticToken]) -> Vec<SemanticTokensEdit> {
+    let prefix = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+    let suffix = before[prefix..]
+        .iter()
+        .rev()
+        .zip(after[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let removed = before.len() - prefix - suffix;
+    let inserted = &after[prefix..after.len() - suffix];
+    if removed == 0 && inserted.is_empty() {
+        return Vec::new();
+    }
+    vec![SemanticTokensEdit {
+        start: 5 * prefix as u32,
+        delete_count: 5 * removed as u32,
+        data: Some(inserted.to_vec()),
+    }]
 }

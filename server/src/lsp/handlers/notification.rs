@@ -217,6 +217,7 @@ pub(crate) async fn did_close(backend: &Backend, params: DidCloseTextDocumentPar
         state.documents.remove(&path);
         state.last_readable.remove(&path);
         state.analysed_versions.remove(&path);
+        state.semantic_tokens.remove(&path);
     }
     // The file is read from disk again from now on.
     backend.document_changed(&path).await;

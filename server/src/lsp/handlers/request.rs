@@ -509,3 +509,145 @@ pub(crate) async fn hover(backend: &Backend, params: HoverParams) -> Result<Opti
         }),
     )
 }
+
+/// The agent (or `user`/`terminate`) under the cursor as a call hierarchy
+/// item (`ide::prepare_call_hierarchy`).
+pub(crate) async fn prepare_call_hierarchy(
+    backend: &Backend,
+    params: CallHierarchyPrepareParams,
+) -> Result<Option<Vec<CallHierarchyItem>>> {
+    let p = params.text_document_position_params;
+    let Some((analysis, file, offset, unit)) =
+        backend.locate(&p.text_document.uri, p.position).await
+    else {
+        return Ok(None);
+    };
+    let item = guarded("prepareCallHierarchy", || {
+        ide::prepare_call_hierarchy(&analysis, file, offset)
+    })?;
+    Ok(item
+        .and_then(|item| call_item(&analysis, &item, unit))
+        .map(|item| vec![item]))
+}
+
+/// The rules that hand the turn to the item, grouped by source agent.
+pub(crate) async fn incoming_calls(
+    backend: &Backend,
+    params: CallHierarchyIncomingCallsParams,
+) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+    calls(
+        backend,
+        &params.item,
+        ide::incoming_calls,
+        |from, from_ranges| CallHierarchyIncomingCall { from, from_ranges },
+    )
+    .await
+}
+
+/// The rules that leave the item, grouped by target (`user` and `terminate`
+/// included).
+pub(crate) async fn outgoing_calls(
+    backend: &Backend,
+    params: CallHierarchyOutgoingCallsParams,
+) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+    calls(
+        backend,
+        &params.item,
+        ide::outgoing_calls,
+        |to, from_ranges| CallHierarchyOutgoingCall { to, from_ranges },
+    )
+    .await
+}
+
+/// The calls `find` gives for the item's node, each made by `make` from the
+/// other end's item and the rules' ranges.
+async fn calls<T>(
+    backend: &Backend,
+    item: &CallHierarchyItem,
+    find: fn(&mzk_analyzer::Analysis, &mzk_analyzer::graph::Node) -> Vec<ide::Call>,
+    make: impl Fn(CallHierarchyItem, Vec<Range>) -> T,
+) -> Result<Option<Vec<T>>> {
+    let Some((analysis, node, unit)) = hierarchy_node(backend, item).await else {
+        return Ok(None);
+    };
+    let calls = guarded("callHierarchy", || find(&analysis, &node))?;
+    Ok(Some(
+        calls
+            .into_iter()
+            .filter_map(|call| {
+                let other = call_item(&analysis, &call.item, unit)?;
+                Some(make(other, call_ranges(&analysis, &call, unit)))
+            })
+            .collect(),
+    ))
+}
+
+/// The node an item from `prepareCallHierarchy` stands for, and the analysis
+/// of its bundle. The item's `data` names the node; a client that dropped
+/// `data` still gets an answer from the item's name.
+async fn hierarchy_node(
+    backend: &Backend,
+    item: &CallHierarchyItem,
+) -> Option<(
+    std::sync::Arc<mzk_analyzer::Analysis>,
+    mzk_analyzer::graph::Node,
+    mzk_analyzer::syntax::ColumnUnit,
+)> {
+    use mzk_analyzer::graph::Node;
+    let (analysis, _, _, unit) = backend.locate(&item.uri, Position::new(0, 0)).await?;
+    let kind = item
+        .data
+        .as_ref()
+        .and_then(|d| d.get("node"))
+        .and_then(|k| k.as_str());
+    let name = item.name.clone();
+    let node = match kind {
+        Some("user") => Node::User,
+        Some("terminate") => Node::Terminate,
+        Some("unknown") => Node::Unknown(name),
+        Some("agent") => Node::Agent(name),
+        _ if name.eq_ignore_ascii_case("user") => Node::User,
+        _ if name.eq_ignore_ascii_case("terminate") => Node::Terminate,
+        _ if analysis.bundle.agent(&name).is_some() => Node::Agent(name),
+        _ => Node::Unknown(name),
+    };
+    Some((analysis, node, unit))
+}
+
+fn call_item(
+    analysis: &mzk_analyzer::Analysis,
+    item: &ide::CallItem,
+    unit: mzk_analyzer::syntax::ColumnUnit,
+) -> Option<CallHierarchyItem> {
+    use mzk_analyzer::graph::Node;
+    let (kind, tag, detail) = match &item.node {
+        Node::Agent(_) => (SymbolKind::CLASS, "agent", "agent"),
+        Node::User => (SymbolKind::EVENT, "user", "the user's turn"),
+        Node::Terminate => (SymbolKind::NULL, "terminate", "ends the run"),
+        Node::Unknown(_) => (SymbolKind::NULL, "unknown", "no such agent"),
+    };
+    Some(CallHierarchyItem {
+        name: item.node.label().to_string(),
+        kind,
+        tags: None,
+        detail: Some(detail.to_string()),
+        uri: file_uri(analysis, item.range.file)?,
+        range: to_range(analysis, item.range.file, item.range.range, unit),
+        selection_range: to_range(analysis, item.name.file, item.name.range, unit),
+        data: Some(serde_json::json!({ "node": tag })),
+    })
+}
+
+/// The `target_agent` values of a call's rules. The protocol places them
+/// in the caller's document; mzk's rules live in transition_graph.yaml, so
+/// they are that file's ranges (the ones a client shows when it opens them).
+fn call_ranges(
+    analysis: &mzk_analyzer::Analysis,
+    call: &ide::Call,
+    unit: mzk_analyzer::syntax::ColumnUnit,
+) -> Vec<Range> {
+    call.ranges
+        .iter()
+        .map(|r| to_range(analysis, r.file, r.range, unit))
+        .collect()
+}
