@@ -101,12 +101,13 @@ impl TransitionGraph {
             .iter()
             .any(|b| !b.from_conveyor && b.allowed_execution_agents.is_empty());
         if open_workers {
+            let touched: HashSet<&str> = bundle
+                .rules
+                .iter()
+                .flat_map(|r| [r.source.text.as_str(), r.target.text.as_str()])
+                .collect();
             for agent in &bundle.agents {
-                let touched = bundle
-                    .rules
-                    .iter()
-                    .any(|r| r.source.text == agent.name.text || r.target.text == agent.name.text);
-                if !touched {
+                if !touched.contains(agent.name.text.as_str()) {
                     if let Some(&n) = g.nodes.get(&Node::Agent(agent.name.text.clone())) {
                         g.outside.insert(n);
                     }
@@ -248,7 +249,8 @@ pub fn condition_key(rule: &TransitionRule) -> Option<String> {
 
 /// Rules that can never fire, each with the earlier rule that always wins:
 /// per source, a second after_turn, or a condition equal to an earlier one.
-pub fn shadowed_rules(bundle: &Bundle) -> Vec<(usize, usize)> {
+/// See [`Bundle::shadowed_rules`], which keeps the result.
+pub(crate) fn shadowed_rules(bundle: &Bundle) -> Vec<(usize, usize)> {
     use crate::model::TransitionType;
     let mut fallback: HashMap<&str, usize> = HashMap::new();
     let mut conditions: HashMap<(&str, String), usize> = HashMap::new();
@@ -279,9 +281,10 @@ pub fn shadowed_rules(bundle: &Bundle) -> Vec<(usize, usize)> {
 }
 
 fn dead_rules(bundle: &Bundle) -> HashSet<usize> {
-    shadowed_rules(bundle)
-        .into_iter()
-        .map(|(dead, _)| dead)
+    bundle
+        .shadowed_rules()
+        .iter()
+        .map(|&(dead, _)| dead)
         .collect()
 }
 

@@ -34,9 +34,10 @@ pub fn check(
     skip_uncovered: &HashSet<String>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let shadowed: HashSet<usize> = crate::graph::shadowed_rules(bundle)
-        .into_iter()
-        .map(|(dead, _)| dead)
+    let shadowed: HashSet<usize> = bundle
+        .shadowed_rules()
+        .iter()
+        .map(|&(dead, _)| dead)
         .collect();
     // Rules by source, in YAML order; `user` in any case is one source.
     let mut order: Vec<String> = Vec::new();

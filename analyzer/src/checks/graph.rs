@@ -161,7 +161,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 /// always matches), or a condition identical to an earlier one.
 fn shadowed(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     use crate::model::TransitionType as T;
-    for (dead, first) in crate::graph::shadowed_rules(bundle) {
+    for &(dead, first) in bundle.shadowed_rules() {
         let (rule, earlier) = (&bundle.rules[dead], &bundle.rules[first]);
         let why = if rule.transition_type == T::AfterTurn {
             "an earlier after_turn fallback from the same source always matches first"

@@ -82,6 +82,9 @@ pub struct Bundle {
     model_index: std::collections::HashMap<String, usize>,
     /// The value domains of the variables, computed on first use.
     domains: std::sync::OnceLock<domains::Domains>,
+    /// (shadowed rule, the earlier rule that shadows it), computed on first
+    /// use: the graph, its checks and the exhaustiveness proofs all ask.
+    shadowed: std::sync::OnceLock<Vec<(usize, usize)>>,
 }
 
 impl Bundle {
@@ -102,6 +105,7 @@ impl Bundle {
     /// constant-time on bundles with thousands of agents).
     pub fn index(&mut self) {
         self.domains = Default::default();
+        self.shadowed = Default::default();
         self.agent_index.clear();
         self.variable_index.clear();
         self.registry_index.clear();
@@ -119,6 +123,14 @@ impl Bundle {
         for (i, r) in self.registry.iter().enumerate() {
             self.registry_index.insert(r.agent.text.clone(), i);
         }
+    }
+
+    /// Rules that can never fire because an earlier rule of the same source
+    /// has the same condition (or is its second `after_turn`), with that
+    /// earlier rule (computed once).
+    pub fn shadowed_rules(&self) -> &[(usize, usize)] {
+        self.shadowed
+            .get_or_init(|| crate::graph::shadowed_rules(self))
     }
 
     /// The value domain of every declared variable (computed once).
