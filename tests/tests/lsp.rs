@@ -1831,7 +1831,9 @@ async fn call_hierarchy_over_a_real_transition_graph() {
         .await;
     let item = &items[0];
     assert_eq!(item["name"], "ThemeInterviewAgent", "{items}");
-    assert_eq!(item["uri"], uri(&dir.join("agents.yaml")), "{item}");
+    // Located at its first rule: the calls' ranges are read in the file of
+    // their item, and every rule is in transition_graph.yaml.
+    assert_eq!(item["uri"], uri(&graph), "{item}");
 
     // Handed the turn only by `user`'s first rule.
     let incoming = client
@@ -1840,6 +1842,7 @@ async fn call_hierarchy_over_a_real_transition_graph() {
     let incoming = incoming.as_array().unwrap();
     assert_eq!(incoming.len(), 1, "{incoming:?}");
     assert_eq!(incoming[0]["from"]["name"], "user");
+    assert_eq!(incoming[0]["from"]["uri"], uri(&graph));
     assert_eq!(incoming[0]["fromRanges"][0]["start"]["line"], line);
 
     // Leaves to user, ThemeAnalysisAgent, and terminate (two rules).

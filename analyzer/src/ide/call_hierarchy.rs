@@ -56,29 +56,35 @@ pub fn prepare_call_hierarchy(analysis: &Analysis, file: FileId, offset: u32) ->
     })
 }
 
-/// The item of `node`: an agent at its definition, any other node at the
-/// first rule that names it.
+/// The item of `node`: the first rule that names it. The protocol reads a
+/// call's ranges in the file of the item they belong to (incoming: the
+/// caller; outgoing: the item asked about), and every rule is in
+/// transition_graph.yaml, so every node with rules lives there too; an agent
+/// no rule names is at its definition (it has no calls).
 pub fn item(analysis: &Analysis, node: &Node) -> Option<CallItem> {
-    if let Node::Agent(name) = node {
-        if let Some(agent) = analysis.bundle.agent(name) {
-            return Some(CallItem {
-                node: node.clone(),
-                range: FileRange {
-                    file: agent.name.file,
-                    range: agent.range,
-                },
-                name: at(&agent.name),
-            });
-        }
-    }
-    analysis.bundle.rules.iter().find_map(|rule| {
-        if node_of(analysis, &rule.target, false) == *node {
-            Some(rule_item(node.clone(), rule, &rule.target))
-        } else if node_of(analysis, &rule.source, true) == *node {
+    let in_rules = analysis.bundle.rules.iter().find_map(|rule| {
+        if node_of(analysis, &rule.source, true) == *node {
             Some(rule_item(node.clone(), rule, &rule.source))
+        } else if node_of(analysis, &rule.target, false) == *node {
+            Some(rule_item(node.clone(), rule, &rule.target))
         } else {
             None
         }
+    });
+    if in_rules.is_some() {
+        return in_rules;
+    }
+    let Node::Agent(name) = node else {
+        return None;
+    };
+    let agent = analysis.bundle.agent(name)?;
+    Some(CallItem {
+        node: node.clone(),
+        range: FileRange {
+            file: agent.name.file,
+            range: agent.range,
+        },
+        name: at(&agent.name),
     })
 }
 

@@ -264,17 +264,21 @@ fn call_hierarchy_follows_the_rules_in_every_layout() {
             let at = text.match_indices(needle).nth(nth).unwrap().0 + needle.len();
             at as u32
         };
-        // On a rule's target: the agent, at its definition in agents.yaml.
+        // On a rule's target: the agent, at the first rule that names it
+        // (calls' ranges are read in their item's file).
         let item = prepare_call_hierarchy(&analysis, graph.id, target_of(0) + 2).unwrap();
         assert_eq!(
             item.node,
             crate::graph::Node::Agent("IntakeAgent".into()),
             "{layout}"
         );
-        assert_eq!(item.name.file, agents.id, "{layout}");
+        assert_eq!(item.name.file, graph.id, "{layout}");
+        assert_eq!(item.name.range.start, target_of(0), "{layout}");
+        // From its definition in agents.yaml: the same item.
+        let definition = agents.text.find("IntakeAgent").unwrap() as u32;
         assert_eq!(
-            &agents.text[item.name.range.start as usize..item.name.range.end as usize],
-            "IntakeAgent",
+            prepare_call_hierarchy(&analysis, agents.id, definition).as_ref(),
+            Some(&item),
             "{layout}"
         );
 

@@ -638,9 +638,10 @@ fn call_item(
     })
 }
 
-/// The `target_agent` values of a call's rules. The protocol places them
-/// in the caller's document; mzk's rules live in transition_graph.yaml, so
-/// they are that file's ranges (the ones a client shows when it opens them).
+/// The `target_agent` values of a call's rules, in transition_graph.yaml:
+/// the file of the items they belong to (`ide::call_hierarchy::item`
+/// locates every node with rules at its first rule), as the protocol reads
+/// them.
 fn call_ranges(
     analysis: &mzk_analyzer::Analysis,
     call: &ide::Call,
