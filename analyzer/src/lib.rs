@@ -15,6 +15,8 @@ pub mod limits;
 pub mod memo;
 pub mod model;
 pub mod prompt;
+#[cfg(test)]
+mod quiet_panic;
 pub mod rules;
 pub mod schema;
 pub mod suppression;
