@@ -754,8 +754,8 @@ async fn every_recorded_client_gets_only_what_it_declared() {
     }
 }
 
-/// The same sessions over the real bundles of mozaiks 0.2.0, when they are
-/// on this machine (`MZK_REQUIRE_CORPUS` makes their absence a failure).
+/// The same sessions over the real bundles of mozaiks 0.2.0 (fetched from
+/// PyPI; their absence fails the test command).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_recorded_client_on_the_real_bundles() {
     let Some(corpus) = mzk_tests::corpus() else {

@@ -16,20 +16,10 @@ use serde_json::Value;
 /// The default output must stay readable: at most this many lines.
 const MAX_DEFAULT_LINES: usize = 1_500;
 
+/// The ledger never skips: without the real bundles it fails, whatever the
+/// environment says.
 fn corpus() -> PathBuf {
-    let output = Command::new("python3")
-        .arg(repo().join("tests/conformance/run.py"))
-        .arg("--print-corpus")
-        .output()
-        .expect("python3 is installed (the README's test command installs it)");
-    let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let path = PathBuf::from(path);
-    assert!(
-        output.status.success() && path.join("AppGenerator/orchestrator.yaml").is_file(),
-        "the real bundles of mozaiks 0.2.0 could not be fetched (tests/conformance/run.py --print-corpus):\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    path
+    mzk_tests::corpus().expect("the real bundles of mozaiks 0.2.0 are needed for the ledger")
 }
 
 fn mzk(corpus: &Path, args: &[&str]) -> String {
@@ -188,5 +178,41 @@ fn the_default_output_on_the_real_bundles_stays_short() {
         full.contains("note: ") && full.contains("of opt-in rules not shown"),
         "the default run says how many opt-in findings it holds back:\n{}",
         &full[full.len().saturating_sub(400)..]
+    );
+}
+
+/// The Python name scan parses an excerpt of each module (the lines that can
+/// build a name, with their block headers and the module-level assignments):
+/// on every Python file of the real bundles and of this repository it finds
+/// exactly the names a parse of the whole file finds.
+#[test]
+fn the_python_excerpt_builds_what_the_whole_module_builds() {
+    use mzk_analyzer::syntax::python_keys::{scan, scan_whole};
+    let roots = [
+        corpus(),
+        repo().join("bundles"),
+        repo().join("tests/fixtures"),
+    ];
+    let (mut files, mut building) = (0, 0);
+    let mut stack: Vec<PathBuf> = roots.to_vec();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "py") {
+                let src = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                let whole = scan_whole(&src);
+                assert_eq!(scan(&src), whole, "{}", path.display());
+                files += 1;
+                building += usize::from(!whole.is_empty());
+            }
+        }
+    }
+    eprintln!("{files} Python files, {building} of them build names");
+    // The corpus holds hundreds of modules, dozens of which build names.
+    assert!(
+        files >= 200 && building >= 15,
+        "{files} files, {building} building names"
     );
 }

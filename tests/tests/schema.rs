@@ -13,18 +13,6 @@ fn mzk() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
 }
 
-/// The folder of the real bundles, when the reference could be fetched.
-fn real_corpus() -> Option<PathBuf> {
-    let output = Command::new("python3")
-        .arg(repo().join("tests/conformance/run.py"))
-        .arg("--print-corpus")
-        .output()
-        .ok()?;
-    let path = String::from_utf8(output.stdout).ok()?;
-    let path = PathBuf::from(path.trim());
-    path.is_dir().then_some(path)
-}
-
 fn bundles_in(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -49,12 +37,9 @@ fn exported_schemas_accept_every_file_mozaiks_accepts() {
     assert_eq!(mapping.len(), FILE_KINDS.len());
 
     let mut bundles = bundles_in(&repo().join("bundles"));
-    let corpus = real_corpus();
-    match &corpus {
-        Some(corpus) => bundles.extend(bundles_in(corpus)),
-        None => mzk_tests::reference_missing(
-            "the real bundles are not checked: mozaiks 0.2.0 could not be fetched",
-        ),
+    let corpus = mzk_tests::corpus();
+    if let Some(corpus) = &corpus {
+        bundles.extend(bundles_in(corpus));
     }
     let mut checked = 0;
     let mut failures = Vec::new();
@@ -138,12 +123,7 @@ fn every_key_lowering_reads_is_in_the_schema() {
             .map(|e| e.path())
             .filter(|p| p.is_dir()),
     );
-    match real_corpus() {
-        Some(corpus) => roots.push(corpus),
-        None => mzk_tests::reference_missing(
-            "the real bundles are not read: mozaiks 0.2.0 could not be fetched",
-        ),
-    }
+    roots.extend(mzk_tests::corpus());
     let fs = mzk_analyzer::RealFs;
     let mut analysed = 0;
     for root in &roots {

@@ -49,8 +49,10 @@ impl SharedMentions {
     fn builds(&self, name: &str) -> bool {
         self.python.iter().any(|file| {
             could_build(
-                file.ends
-                    .get_or_init(|| std::sync::Arc::new(QuotedEnds::of(&file.content))),
+                file.ends.get_or_init(|| {
+                    let content = String::from_utf8_lossy(&file.content);
+                    std::sync::Arc::new(QuotedEnds::of(python_keys::buildable(&content).as_bytes()))
+                }),
                 name,
             ) && file
                 .built
@@ -182,7 +184,7 @@ pub fn scan(
                 .filter(|i| !here.contains(i))
                 .collect();
             let ends = if python && !missing.is_empty() {
-                QuotedEnds::of(content)
+                QuotedEnds::of(python_keys::buildable(&String::from_utf8_lossy(content)).as_bytes())
             } else {
                 QuotedEnds::default()
             };
@@ -211,7 +213,8 @@ pub fn scan(
 
 /// The pieces of text a file's string literals hold: each quoted run on a
 /// line, cut at `{`, `}` and `%` (the fields of f-strings and templates),
-/// keeping the pieces of three or more word characters. Read in one pass.
+/// keeping the pieces of three or more word characters. Read in one pass,
+/// over the lines that can build names (`python_keys::buildable`).
 #[derive(Debug, Default)]
 struct QuotedEnds {
     pieces: HashSet<Vec<u8>>,

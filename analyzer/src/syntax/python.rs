@@ -312,7 +312,7 @@ fn def_name(text: &str) -> Option<(&str, usize)> {
 }
 
 /// `NAME = …` or `NAME: T = …` at the start of a logical line.
-fn assigned_name(text: &str) -> Option<&str> {
+pub(super) fn assigned_name(text: &str) -> Option<&str> {
     let end = text
         .find(|c: char| !(c.is_alphanumeric() || c == '_'))
         .unwrap_or(text.len());
@@ -328,15 +328,15 @@ fn assigned_name(text: &str) -> Option<&str> {
 
 /// One logical line: where its text starts (after indentation) and ends.
 #[derive(Debug)]
-struct LogicalLine {
-    start: usize,
-    end: usize,
-    indent: usize,
+pub(super) struct LogicalLine {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) indent: usize,
 }
 
 /// Splits Python source into logical lines, as Python's tokenizer does, and
 /// reports the first lexical or indentation error.
-fn logical_lines(src: &str) -> (Vec<LogicalLine>, Option<TextRange>) {
+pub(super) fn logical_lines(src: &str) -> (Vec<LogicalLine>, Option<TextRange>) {
     let mut lines = Vec::new();
     let error = split_lines(src, &mut lines).err();
     (lines, error)

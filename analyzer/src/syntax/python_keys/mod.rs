@@ -12,6 +12,8 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser};
 
+mod excerpt;
+
 /// Files larger than this are not parsed for built names (the identifier
 /// scan still reads them).
 const MAX_SOURCE: usize = 4 * 1024 * 1024;
@@ -73,7 +75,27 @@ pub fn scan_memo(src: &str) -> std::sync::Arc<BuiltNames> {
 }
 
 /// The names `src` builds. Never fails: what does not parse builds nothing.
+/// Only the excerpt of the lines that can build names is parsed.
 pub fn scan(src: &str) -> BuiltNames {
+    if src.len() > MAX_SOURCE {
+        return BuiltNames::default();
+    }
+    scan_whole(&buildable(src))
+}
+
+/// The text [`scan`] parses: the excerpt of `src` (see [`excerpt`]), or
+/// all of it when it has a lexical error. Every built name comes from the
+/// string literals of this text.
+pub fn buildable(src: &str) -> std::borrow::Cow<'_, str> {
+    match excerpt::excerpt(src) {
+        Some(excerpt) => excerpt.into(),
+        None => src.into(),
+    }
+}
+
+/// [`scan`] over the whole file: what the excerpt must agree with.
+#[doc(hidden)]
+pub fn scan_whole(src: &str) -> BuiltNames {
     if src.len() > MAX_SOURCE {
         return BuiltNames::default();
     }
