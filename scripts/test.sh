@@ -84,6 +84,15 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 export MZK_REQUIRE_EDITORS=1
 # Likewise the reference (mozaiks 0.2.0 from PyPI): its tests fail, not skip.
 export MZK_REQUIRE_REFERENCE=1
+# The fuzz targets' build (a release build of their own) needs nothing from
+# the tests: it runs meanwhile at the lowest priority, taking the cores the
+# tests leave idle (they wait on editors, the reference and subprocesses).
+fuzz_build_log="${CARGO_TARGET_DIR:-target}/fuzz-build.log"
+mkdir -p "$(dirname "$fuzz_build_log")"
+nice -n 19 python3 scripts/fuzz.py --build-only >"$fuzz_build_log" 2>&1 &
+fuzz_build_pid=$!
+# If a stage fails, the background build goes with the run.
+trap 'pkill -P "$fuzz_build_pid" 2>/dev/null; kill "$fuzz_build_pid" 2>/dev/null || true' EXIT
 stage "cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1
 # The example bundles' scenarios, with every transition rule covered, by the
@@ -96,9 +105,15 @@ stage "mzk test bundles"
 # the Action and workflows against GitHub's schemas (scripts/package_check.py).
 stage "packaging"
 python3 scripts/package_check.py
-# Each fuzz target for a bounded time (installs cargo-fuzz once); a crash,
-# hang or out-of-memory fails the run and keeps the input in fuzz/regressions.
+# Each fuzz target for a bounded time, two at a time (one core each); a
+# crash, hang or out-of-memory fails the run and keeps the input in
+# fuzz/regressions.
 stage "fuzz"
+if ! wait "$fuzz_build_pid"; then
+  cat "$fuzz_build_log" >&2
+  echo "the fuzz targets did not build (log above)" >&2
+  exit 1
+fi
 python3 scripts/fuzz.py --seconds "${MZK_FUZZ_SECONDS:-60}"
 stage ""
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
