@@ -101,6 +101,7 @@ async fn hostile_positions_in_every_encoding() {
     for offered in [vec!["utf-16"], vec!["utf-8"], vec!["utf-32"]] {
         let (mut client, server, init) = Client::start(&offered).await;
         let encoding = init["capabilities"]["positionEncoding"].clone();
+        assert_eq!(encoding, offered[0]);
         client.open(&agents_uri, 1, &text).await;
         client.diagnostics(&agents_uri, Some(1)).await;
         let content = first.trim_end().chars().count() as u32;
