@@ -2,10 +2,11 @@
 ;; Loads the shipped editors/emacs/mzk.el, opens TEST_FILE (which it must put
 ;; in `mzk-bundle-mode'), starts eglot the way `M-x eglot' does (from
 ;; `eglot-server-programs'), waits for its diagnostics, asks for a definition
-;; and completions and the folding ranges, shuts the server down, and writes
-;; what it received to OUT.
+;; and completions and the folding ranges, visits agents.yaml and tools.yaml
+;; and asks for the folds of one and the document links of the other, shuts
+;; the server down, and writes what it received to OUT.
 ;; env: LSP_CMD, TEST_FILE, OUT, DEF_LINE/DEF_COL, COMP_LINE/COMP_COL (0-based),
-;;      PLUGIN_EMACS (the editors/emacs folder), OTHER_YAML.
+;;      PLUGIN_EMACS (the editors/emacs folder), OTHER_YAML, AGENTS_FILE, TOOLS_FILE.
 (require 'eglot)
 (require 'json)
 (add-to-list 'load-path (getenv "PLUGIN_EMACS"))
@@ -17,12 +18,17 @@
   (_server (_method (eql textDocument/publishDiagnostics)) &key uri diagnostics &allow-other-keys)
   (when (string-suffix-p (file-name-nondirectory (getenv "TEST_FILE")) uri)
     (setq mzk--diagnostics diagnostics)))
+(defun mzk--visit-and-request (server file method)
+  "Visit FILE (eglot manages it as part of the bundle) and ask METHOD of it."
+  (find-file file)
+  (jsonrpc-request server method
+                   (list :textDocument (list :uri (eglot--path-to-uri file)))))
 (defun mzk--at (line col)
   (list :textDocument (list :uri (eglot--path-to-uri (getenv "TEST_FILE")))
         :position (list :line (string-to-number line) :character (string-to-number col))))
 (let* ((deadline (+ (float-time) 30))
        (out (expand-file-name (getenv "OUT") mzk--cwd))
-       other-mode mode definition completion folds shutdown-error)
+       other-mode mode definition completion folds agent-folds links shutdown-error)
   (setq eglot-connect-timeout 30)
   (find-file (getenv "OTHER_YAML"))
   (setq other-mode major-mode)
@@ -42,6 +48,10 @@
           (jsonrpc-request server :textDocument/foldingRange
                            (list :textDocument
                                  (list :uri (eglot--path-to-uri (getenv "TEST_FILE"))))))
+    (setq agent-folds
+          (mzk--visit-and-request server (getenv "AGENTS_FILE") :textDocument/foldingRange))
+    (setq links
+          (mzk--visit-and-request server (getenv "TOOLS_FILE") :textDocument/documentLink))
     (setq shutdown-error
           (condition-case e (progn (eglot-shutdown server nil 5) nil)
             (error (format "%S" e)))))
@@ -56,5 +66,14 @@
                                        (if (vectorp completion) completion
                                          (plist-get completion :items)))
                    :folds (mapcar (lambda (fold) (plist-get fold :startLine)) folds)
+                   :agent_folds (mapcar (lambda (fold)
+                                          (vector (plist-get fold :startLine)
+                                                  (plist-get fold :endLine)))
+                                        agent-folds)
+                   :links (mapcar (lambda (link)
+                                    (vector (plist-get (plist-get (plist-get link :range) :start)
+                                                       :line)
+                                            (plist-get link :target)))
+                                  links)
                    :shutdown_error shutdown-error))))
   (kill-emacs (if mzk--diagnostics 0 2)))

@@ -3,7 +3,8 @@
 -- the editor received as JSON.
 -- env: LSP_CMD (server argv), TEST_FILE (file to open), OUT (JSON path),
 --      DEF_LINE/DEF_COL (0-based definition position), COMP_LINE/COMP_COL,
---      PLUGIN (the editors/neovim folder), OTHER_YAML (a YAML file outside bundles).
+--      PLUGIN (the editors/neovim folder), OTHER_YAML (a YAML file outside bundles),
+--      AGENTS_FILE/TOOLS_FILE (the bundle's agents.yaml and tools.yaml).
 local cmd = vim.split(os.getenv("LSP_CMD"), " ", { trimempty = true })
 vim.opt.runtimepath:prepend(os.getenv("PLUGIN"))
 local published = nil
@@ -41,6 +42,25 @@ local fold_starts = {}
 local folds = first_result(vim.lsp.buf_request_sync(bufnr, "textDocument/foldingRange",
   { textDocument = { uri = uri } }, 10000))
 for _, fold in ipairs(folds ~= vim.NIL and folds or {}) do table.insert(fold_starts, fold.startLine) end
+-- Folding ranges of agents.yaml and document links of tools.yaml, each asked
+-- through the buffer the editor opened for it (0.7 has no client API for
+-- either, so the requests go by method name).
+local function request_in(file, method)
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local result = first_result(vim.lsp.buf_request_sync(buf, method,
+    { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 10000))
+  return result ~= vim.NIL and result or {}
+end
+local agent_folds = {}
+for _, fold in ipairs(request_in(os.getenv("AGENTS_FILE"), "textDocument/foldingRange")) do
+  table.insert(agent_folds, { fold.startLine, fold.endLine })
+end
+local links = {}
+for _, link in ipairs(request_in(os.getenv("TOOLS_FILE"), "textDocument/documentLink")) do
+  table.insert(links, { link.range.start.line, link.target })
+end
+vim.cmd("buffer " .. bufnr)
 local labels = {}
 local items = completion ~= vim.NIL and (completion.items or completion) or {}
 for _, item in ipairs(items) do table.insert(labels, item.label) end
@@ -59,6 +79,8 @@ f:write(vim.fn.json_encode({
   definition = definition,
   completion = labels,
   folds = fold_starts,
+  agent_folds = agent_folds,
+  links = links,
   other_attached = other_attached,
   graph = graph,
 }), "\n")

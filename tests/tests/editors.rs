@@ -1,6 +1,6 @@
 //! `mzk lsp` under real editors: headless Neovim 0.7 and Emacs 28 with eglot
 //! open a bundle file with a mistake and must receive the diagnostic, a
-//! definition and completions.
+//! definition, completions, folding ranges and document links.
 //!
 //! `scripts/test.sh` installs both editors and sets `MZK_REQUIRE_EDITORS=1`, so in CI
 //! a missing editor fails the test instead of skipping it.
@@ -75,6 +75,8 @@ fn editor_receives_diagnostics_definition_and_completion(
         .env("PLUGIN", repo().join("editors/neovim"))
         .env("PLUGIN_EMACS", repo().join("editors/emacs"))
         .env("OTHER_YAML", dir.parent().unwrap().join("notes.yaml"))
+        .env("AGENTS_FILE", dir.join("agents.yaml"))
+        .env("TOOLS_FILE", dir.join("tools.yaml"))
         .status()
         .expect("the editor runs");
     assert!(status.success(), "{program} exited with {status}");
@@ -125,6 +127,42 @@ fn editor_receives_diagnostics_definition_and_completion(
             "rule at line {rule} does not fold: {folds:?}"
         );
     }
+    // The first agent folds from its `- name:` line to its last line.
+    let first = line_of(&agents, "name: IntakeAgent");
+    let second = line_of(&agents, "name: ClassifierAgent");
+    assert!(
+        got["agent_folds"]
+            .as_array()
+            .is_some_and(|f| f.contains(&serde_json::json!([first, second - 1]))),
+        "no fold of lines {first}..{} in {}",
+        second - 1,
+        got["agent_folds"]
+    );
+    // Every `file:` of tools.yaml links to its module under tools/.
+    let tools = std::fs::read_to_string(dir.join("tools.yaml")).unwrap();
+    let expected: Vec<Value> = tools
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let name = l.trim().strip_prefix("file: ")?;
+            Some(serde_json::json!([i, format!("/SupportDesk/tools/{name}")]))
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    let links: Vec<Value> = got["links"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no links in {got}"))
+        .iter()
+        .map(|link| {
+            // Only the path's end: the scratch folder is the test's.
+            let target = link[1].as_str().unwrap_or("");
+            let tail = target
+                .find("/SupportDesk/")
+                .map_or(target, |at| &target[at..]);
+            serde_json::json!([link[0], tail])
+        })
+        .collect();
+    assert_eq!(links, expected, "{got}");
     Some(got)
 }
 

@@ -63,8 +63,12 @@ impl ClientCaps {
             .as_ref()
             .and_then(|g| g.position_encodings.clone())
             .unwrap_or_default();
+        // UTF-8 counts as the analysis does (byte offsets); characters are
+        // next cheapest; UTF-16, which every client supports, otherwise.
         let (unit, encoding) = if offered.contains(&PositionEncodingKind::UTF8) {
             (ColumnUnit::Utf8, PositionEncodingKind::UTF8)
+        } else if offered.contains(&PositionEncodingKind::UTF32) {
+            (ColumnUnit::Char, PositionEncodingKind::UTF32)
         } else {
             (ColumnUnit::Utf16, PositionEncodingKind::UTF16)
         };

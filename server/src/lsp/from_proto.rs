@@ -83,5 +83,11 @@ mod tests {
         assert_eq!(at(0, 3, ColumnUnit::Utf16), 2);
         assert_eq!(at(0, 3, ColumnUnit::Utf8), 1);
         assert_eq!(at(0, 5, ColumnUnit::Utf8), 2);
+        // U+2028 and U+0085 end no line for the protocol: `c` is on line 1.
+        let rope = Rope::from_str("a\u{2028}b\u{85}\nc");
+        let at =
+            |line, character| char_index(&rope, Position::new(line, character), ColumnUnit::Char);
+        assert_eq!(at(1, 0), 5);
+        assert_eq!(at(0, 9), 4);
     }
 }
