@@ -67,19 +67,29 @@ fn sent_parts(agent: &Agent) -> Vec<&Name> {
     }
 }
 
-/// The whole words of `text` (runs of letters, digits and `_`) with their offsets.
-fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut start: Option<usize> = None;
-    text.char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-        .filter_map(move |(i, c)| {
-            if is_word(c) {
-                start.get_or_insert(i);
-                None
-            } else {
-                start.take().map(|s| (s, &text[s..i]))
-            }
-        })
+/// The whole words of `text` (runs of letters, digits and `_`) that hold an
+/// `_`, with their offsets: every name these checks look up has one
+/// (`by_name`, `by_caps` and `by_function` keep only such names), and
+/// finding the underscores first skips the prose between them.
+fn underscored_words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut done = 0;
+    memchr::memchr_iter(b'_', text.as_bytes()).filter_map(move |at| {
+        if at < done {
+            return None;
+        }
+        let start = text[..at]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_word(c))
+            .last()
+            .map_or(at, |(i, _)| i);
+        let end = text[at..]
+            .char_indices()
+            .find(|&(_, c)| !is_word(c))
+            .map_or(text.len(), |(i, _)| at + i);
+        done = end;
+        Some((start, &text[start..end]))
+    })
 }
 
 fn is_word(c: char) -> bool {
@@ -220,7 +230,7 @@ fn hidden_variables(
     let mut seen: HashSet<&str> = HashSet::new();
     for part in parts {
         let text = part.text.as_str();
-        for (at, word) in words(text) {
+        for (at, word) in underscored_words(text) {
             let (var, caps) = match (shared.by_caps.get(word), shared.by_name.get(word)) {
                 (Some(v), _) => (*v, true),
                 (None, Some(v)) => (*v, false),
@@ -375,7 +385,7 @@ fn uncallable_tools(
     let mut reported: HashSet<&str> = HashSet::new();
     let mut calls: Vec<(&Name, &crate::model::Tool, &str, usize)> = Vec::new();
     for part in parts {
-        for (at, word) in words(&part.text) {
+        for (at, word) in underscored_words(&part.text) {
             let Some(&i) = shared.by_function.get(word) else {
                 continue;
             };
@@ -451,5 +461,27 @@ mod tests {
         let t = "Never use save_plan here.";
         assert!(!phrased_as_call(t, t.find("save_plan").unwrap(), 9));
         assert_eq!(word_at("a NAME_X b NAME_XY", "NAME_X"), vec![2]);
+    }
+
+    #[test]
+    fn underscored_words_are_the_whole_words_with_an_underscore() {
+        let text = "_a plain __x__ ÉTAT_été, snake_case(x_1) tail_";
+        let all: Vec<(usize, &str)> = {
+            let mut start = None;
+            text.char_indices()
+                .chain(std::iter::once((text.len(), ' ')))
+                .filter_map(|(i, c)| {
+                    if is_word(c) {
+                        start.get_or_insert(i);
+                        None
+                    } else {
+                        start.take().map(|s| (s, &text[s..i]))
+                    }
+                })
+                .filter(|(_, w)| w.contains('_'))
+                .collect()
+        };
+        assert_eq!(underscored_words(text).collect::<Vec<_>>(), all);
+        assert_eq!(all.len(), 6);
     }
 }
