@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::cache::{AnalysisCache, Memos};
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, FileId};
-pub use crate::fs::{FileStamp, FileSystem, MemoryFs, RealFs};
+use crate::fs::FileSystem;
 use crate::model::file_cache::YamlMemo;
 use crate::model::{self, Bundle, SourceFile};
 use crate::rules::Rule;

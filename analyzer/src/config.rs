@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 
-use crate::analysis::{Analysis, FileSystem};
+use crate::analysis::Analysis;
 use crate::diagnostics::{did_you_mean, mean_hint, Severity};
+use crate::fs::FileSystem;
 use crate::prompt::PromptLimits;
 use crate::rules::{Group, Rule};
 use crate::suppression::{self, Suppressions};

@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mzk_analyzer::analysis::{FileStamp, FileSystem};
+use mzk_analyzer::fs::{FileStamp, FileSystem};
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{Analysis, AnalysisCache, Memos, RealFs};
