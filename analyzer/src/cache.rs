@@ -107,6 +107,8 @@ mod tests {
         let mut fs = crate::ide::tests::support_desk_fs();
         let mut cache = AnalysisCache::new();
         cache.use_shared(Path::new("/w"), Some(Arc::new(SharedMentions::default())));
+        let config = crate::Config::defaults(dir);
+        let mut configured = AnalysisCache::new();
         let edits: &[(&str, &str, &str)] = &[
             ("agents.yaml", "name: IntakeAgent", "name: IntakeAgnt"),
             ("tools/lookup_plan.py", "def lookup_plan(", "def find_plan("),
@@ -133,6 +135,39 @@ mod tests {
             let cached = analyze(&fs, dir, None, &mut cache);
             let fresh = analyze_bundle(&fs, dir);
             assert_eq!(outcome(&cached), outcome(&fresh), "after editing {file}");
+            // With settings the prompt checks run too, on the kept memos.
+            let cached = analyze(&fs, dir, Some(&config), &mut configured);
+            let fresh = analyze(&fs, dir, Some(&config), &mut AnalysisCache::new());
+            assert_eq!(outcome(&cached), outcome(&fresh), "after editing {file}");
+        }
+    }
+
+    /// Bundles analysed together on several threads, sharing one set of
+    /// memos, are analysed as each alone.
+    #[test]
+    fn bundles_analysed_together_equal_each_alone() {
+        let dirs = ["/w/SupportDesk", "/w/Second"].map(std::path::PathBuf::from);
+        let mut fs = crate::ide::tests::support_desk_fs();
+        // A copy of SupportDesk beside it (its folder name mismatches, so
+        // the two differ).
+        let first = Path::new("/w/SupportDesk");
+        let mut stack = vec![first.to_path_buf()];
+        while let Some(folder) = stack.pop() {
+            for (path, is_dir) in fs.read_dir(&folder).unwrap() {
+                if is_dir {
+                    stack.push(path);
+                } else if let Ok(bytes) = fs.read(&path) {
+                    fs.insert(dirs[1].join(path.strip_prefix(first).unwrap()), bytes);
+                }
+            }
+        }
+        let configs = dirs.clone().map(|d| crate::Config::defaults(&d));
+        let memos = Arc::new(super::Memos::default());
+        let together = crate::analyze_bundles(&fs, &dirs, &configs, &memos);
+        assert_eq!(together.len(), 2);
+        for ((dir, config), analysis) in dirs.iter().zip(&configs).zip(&together) {
+            let alone = analyze(&fs, dir, Some(config), &mut AnalysisCache::new());
+            assert_eq!(outcome(analysis), outcome(&alone), "{}", dir.display());
         }
     }
 
