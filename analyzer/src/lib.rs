@@ -2,7 +2,9 @@
 //!
 //! Layers, data flowing one way: [`syntax`] (spanned YAML) → [`schema`] (one
 //! declarative description per file kind) → [`model`] (the typed `Bundle`) →
-//! [`checks`] (cross-file rules). See ARCHITECTURE.md.
+//! [`checks`] (cross-file rules), all reading files through [`fs`];
+//! [`analysis::analyze`] runs them with the settings and the caller's
+//! [`cache`]. See ARCHITECTURE.md.
 
 pub mod analysis;
 pub mod cache;
