@@ -1,135 +1,22 @@
-//! The analyzer as a pure function: a bundle folder's files → the typed
-//! `Bundle` and every diagnostic, in a deterministic order. File access goes
+//! The analyzer as a function: a bundle folder's files, its settings and
+//! the caller's cache → the typed `Bundle` and every diagnostic, in a
+//! deterministic order. [`analyze`] is the one entry point: `mzk check`, the
+//! language server, `mzk run` and the tests all call it. File access goes
 //! through [`FileSystem`] so the language server can feed unsaved buffers.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::cache::{FileCache, YamlMemo};
+use crate::cache::{AnalysisCache, Memos};
+use crate::config::Config;
 use crate::diagnostics::{Diagnostic, FileId};
-use crate::model::mentions::SharedMentions;
+use crate::fs::FileSystem;
+use crate::model::file_cache::YamlMemo;
 use crate::model::{self, Bundle, SourceFile};
 use crate::rules::Rule;
 use crate::schema::{validate_file, FILE_KINDS};
 use crate::syntax::{self, LineIndex, TextRange};
-
-/// Where the analyzer reads files from.
-pub trait FileSystem {
-    /// The file's bytes; `ErrorKind::NotFound` when it does not exist.
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
-    /// Entries of a folder: (path, is_dir). Symlinked folders are not followed.
-    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>>;
-    fn is_file(&self, path: &Path) -> bool;
-    /// What identifies the file's content without reading it, when the file
-    /// system can tell (modification time and size on disk; `None` for
-    /// in-memory text, which is then compared byte for byte).
-    fn stamp(&self, _path: &Path) -> Option<FileStamp> {
-        None
-    }
-}
-
-/// A file's modification time and size: equal stamps mean unchanged
-/// content, as build tools and ruff's cache assume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
-    pub modified: std::time::SystemTime,
-    pub len: u64,
-}
-
-/// The real file system.
-pub struct RealFs;
-
-impl FileSystem for RealFs {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let meta = std::fs::metadata(path)?;
-        if !meta.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
-        if meta.len() > (crate::limits::MAX_FILE_BYTES as u64) * 4 {
-            // Do not load huge files just to refuse them: keep the size only.
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                format!("{} bytes", meta.len()),
-            ));
-        }
-        std::fs::read(path)
-    }
-
-    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
-        let mut entries = Vec::new();
-        for entry in std::fs::read_dir(path)? {
-            let entry = entry?;
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            entries.push((entry.path(), is_dir));
-        }
-        entries.sort();
-        Ok(entries)
-    }
-
-    fn is_file(&self, path: &Path) -> bool {
-        path.is_file()
-    }
-
-    fn stamp(&self, path: &Path) -> Option<FileStamp> {
-        let meta = std::fs::metadata(path).ok()?;
-        Some(FileStamp {
-            modified: meta.modified().ok()?,
-            len: meta.len(),
-        })
-    }
-}
-
-/// Files held in memory (tests, and editor buffers layered over the disk).
-#[derive(Debug, Clone, Default)]
-pub struct MemoryFs {
-    files: std::collections::BTreeMap<PathBuf, Vec<u8>>,
-}
-
-impl MemoryFs {
-    pub fn new() -> MemoryFs {
-        MemoryFs::default()
-    }
-
-    /// Adds (or replaces) a file.
-    pub fn insert(&mut self, path: impl Into<PathBuf>, content: impl Into<Vec<u8>>) {
-        self.files.insert(path.into(), content.into());
-    }
-}
-
-impl FileSystem for MemoryFs {
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        self.files
-            .get(path)
-            .cloned()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not in memory"))
-    }
-
-    fn read_dir(&self, path: &Path) -> io::Result<Vec<(PathBuf, bool)>> {
-        let mut entries: Vec<(PathBuf, bool)> = Vec::new();
-        for file in self.files.keys() {
-            let Ok(rest) = file.strip_prefix(path) else {
-                continue;
-            };
-            let mut components = rest.components();
-            let Some(first) = components.next() else {
-                continue;
-            };
-            let child = path.join(first);
-            let is_dir = components.next().is_some();
-            if !entries.iter().any(|(p, _)| *p == child) {
-                entries.push((child, is_dir));
-            }
-        }
-        Ok(entries)
-    }
-
-    fn is_file(&self, path: &Path) -> bool {
-        self.files.contains_key(path)
-    }
-}
 
 /// The result of analysing one bundle.
 #[derive(Debug, Clone)]
@@ -145,33 +32,66 @@ pub struct Analysis {
     /// selected nor ignored), per rule: counted when it is applied, so a
     /// report can say how many there are.
     pub opt_in_hidden: std::collections::BTreeMap<crate::rules::Rule, usize>,
+    /// The memos it was made with, for what is asked of it later (prompt
+    /// sizes in hovers and lenses).
+    pub memos: Arc<Memos>,
 }
 
-/// Analyses the bundle in `dir` (a folder holding orchestrator.yaml).
-pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
-    let shared = SharedMentions::scan(fs, dir.parent().unwrap_or(dir));
-    analyze_bundle_with(fs, dir, &shared)
-}
-
-/// As [`analyze_bundle`], with the shared folders beside the bundle already read.
-pub fn analyze_bundle_with(fs: &dyn FileSystem, dir: &Path, shared: &SharedMentions) -> Analysis {
-    analyze_bundle_cached(fs, dir, shared, &mut FileCache::new())
-}
-
-/// As [`analyze_bundle_with`], reusing the per-file work of earlier analyses
-/// of the same bundle kept in `cache` (see [`FileCache`]).
-pub fn analyze_bundle_cached(
+/// Analyses the bundle in `dir` (a folder holding orchestrator.yaml): its
+/// typed model, symbols and findings, reusing what `cache` kept from earlier
+/// analyses. With `settings` (the configuration that governs the bundle) the
+/// prompt checks run with its `[context]` thresholds, then its rule
+/// selection, severities and the files' suppression comments are applied:
+/// what `mzk check`, `mzk run` and the language server report. Without, the
+/// other checks' findings are returned as they make them (tests, and
+/// commands that read only the model).
+pub fn analyze(
     fs: &dyn FileSystem,
     dir: &Path,
-    shared: &SharedMentions,
-    cache: &mut FileCache,
+    settings: Option<&Config>,
+    cache: &mut AnalysisCache,
 ) -> Analysis {
+    let mut analysis = analyze_files(fs, dir, cache);
+    if let Some(config) = settings {
+        // While a file cannot be read, cross-file findings are held back
+        // (see `hold_back`), and the prompt checks read every file.
+        if analysis.incomplete.is_empty() {
+            // One finding per view entry: an unused entry that is also
+            // unbounded is one MZ804, unless only MZ805 is wanted.
+            let merge = config.enabled(Rule::UnusedViewVariable)
+                || !config.enabled(Rule::UnboundedExposure);
+            let memos = cache.memos();
+            crate::checks::prompt_findings(
+                &analysis.bundle,
+                &config.prompt_limits,
+                merge,
+                &memos.prompts,
+                &memos.tokens,
+                &mut analysis.diagnostics,
+            );
+        }
+        config.apply(&mut analysis);
+    }
+    analysis
+}
+
+/// [`analyze`] without settings and with a cache of its own (tests).
+pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
+    analyze(fs, dir, None, &mut AnalysisCache::new())
+}
+
+/// Everything but what depends on the settings.
+fn analyze_files(fs: &dyn FileSystem, dir: &Path, cache: &mut AnalysisCache) -> Analysis {
+    let shared = cache.shared(fs, dir.parent().unwrap_or(dir));
+    let memos = cache.memos().clone();
+    let cache = &mut cache.files;
     let mut bundle = Bundle::default();
     bundle.folder_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     bundle.dir = dir.to_path_buf();
+    bundle.built = memos.built.clone();
     let mut diagnostics = Vec::new();
     let mut incomplete = Vec::new();
     for &kind in FILE_KINDS {
@@ -227,7 +147,7 @@ pub fn analyze_bundle_cached(
     let symbols = model::symbols::build(&bundle);
     let mut unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
     unreferenced.extend(crate::checks::unreferenced_models(&bundle, &symbols));
-    model::mentions::scan(&mut bundle, fs, &unreferenced, shared, cache);
+    model::mentions::scan(&mut bundle, fs, &unreferenced, &shared, cache);
     crate::checks::run(&bundle, &symbols, &mut diagnostics);
     hold_back(&bundle, &incomplete, &mut diagnostics);
     sort_diagnostics(&mut diagnostics);
@@ -238,6 +158,7 @@ pub fn analyze_bundle_cached(
         diagnostics,
         incomplete,
         opt_in_hidden: Default::default(),
+        memos,
     }
 }
 
@@ -361,30 +282,48 @@ pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.dedup();
 }
 
-/// Analyses several bundles on all available cores, results in input order.
-pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<Analysis> {
-    // The shared folders of each workflows root are read once.
-    let mut shared: Vec<(PathBuf, SharedMentions)> = Vec::new();
+/// [`analyze`] of several bundles, each with its settings (`settings[i]` is
+/// that of `dirs[i]`; a bundle past the end of `settings` is analysed
+/// without), on all available cores, results in input order. They
+/// share the caller's `memos`, and the shared folders of each workflows root
+/// are read once.
+pub fn analyze_bundles(
+    fs: &(dyn FileSystem + Sync),
+    dirs: &[PathBuf],
+    settings: &[Config],
+    memos: &Arc<Memos>,
+) -> Vec<Analysis> {
+    let mut shared: Vec<(PathBuf, Arc<crate::model::mentions::SharedMentions>)> = Vec::new();
     for dir in dirs {
         let root = dir.parent().unwrap_or(dir).to_path_buf();
         if !shared.iter().any(|(r, _)| *r == root) {
-            let mentions = SharedMentions::scan(fs, &root);
+            let mut cache = AnalysisCache::sharing(memos.clone());
+            let mentions = cache.shared(fs, &root);
             shared.push((root, mentions));
         }
     }
-    let analyze = |dir: &PathBuf| {
+    let analyze_one = |i: usize, dir: &PathBuf| {
         let root = dir.parent().unwrap_or(dir);
-        match shared.iter().find(|(r, _)| r == root) {
-            Some((_, mentions)) => analyze_bundle_with(fs, dir, mentions),
-            None => analyze_bundle(fs, dir),
-        }
+        let mut cache = AnalysisCache::sharing(memos.clone());
+        cache.use_shared(
+            root,
+            shared
+                .iter()
+                .find(|(r, _)| r == root)
+                .map(|(_, s)| s.clone()),
+        );
+        analyze(fs, dir, settings.get(i), &mut cache)
     };
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(dirs.len())
         .max(1);
     if workers == 1 {
-        return dirs.iter().map(analyze).collect();
+        return dirs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| analyze_one(i, d))
+            .collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Option<Analysis>> = (0..dirs.len()).map(|_| None).collect();
@@ -394,7 +333,7 @@ pub fn analyze_bundles(fs: &(dyn FileSystem + Sync), dirs: &[PathBuf]) -> Vec<An
             let work = || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(dir) = dirs.get(i) else { break };
-                let analysis = analyze(dir);
+                let analysis = analyze_one(i, dir);
                 if let Ok(mut slots) = slots.lock() {
                     slots[i] = Some(analysis);
                 }

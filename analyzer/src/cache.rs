@@ -1,227 +1,87 @@
-//! Memo of the per-file work that depends only on a file's bytes, kept
-//! between analyses of one bundle: the language server keeps one per bundle,
-//! so after an edit every file is read again (cheap) but only the changed
-//! ones are parsed, validated and scanned again. Entries are keyed by path
-//! and checked against the exact bytes, so a stale entry is never used; the
-//! entries of files an analysis did not read are dropped after it.
+//! What analyses keep for later ones, owned by the caller: the language
+//! server keeps one [`AnalysisCache`] per bundle across keystrokes, `mzk
+//! check` one per bundle for a run, and both share one [`Memos`] between
+//! all of them (and between threads). Nothing is kept anywhere else: the
+//! analyzer has no process-wide state but read-only tables built from
+//! constants (see ARCHITECTURE.md).
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::analysis::{FileStamp, FileSystem};
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::schema::Obj;
-use crate::syntax::python::Module;
-use crate::syntax::LineIndex;
+use crate::checks::PromptMemos;
+use crate::fs::FileSystem;
+use crate::model::file_cache::FileCache;
+use crate::model::mentions::SharedMentions;
+use crate::syntax::python_keys::BuiltMemo;
+use crate::tokens::TokenCounts;
 
-/// A YAML file decoded, parsed and validated.
-#[derive(Debug, Clone)]
-pub(crate) struct YamlMemo {
-    pub text: String,
-    pub line_index: LineIndex,
-    /// The file's own diagnostics (encoding, syntax, schema), with `file` as
-    /// it was when computed.
-    pub diagnostics: Vec<Diagnostic>,
-    pub file: FileId,
-    /// The validated root, when the file could be parsed and validated.
-    pub root: Option<Obj>,
-    /// Whether the whole file was read: decoded and parsed to its end (an
-    /// empty file is complete; a syntax error or bad encoding is not).
-    pub complete: bool,
-}
-
-impl YamlMemo {
-    /// The diagnostics, addressed to `file`.
-    pub fn diagnostics_for(&self, file: FileId) -> impl Iterator<Item = Diagnostic> + '_ {
-        let from = self.file;
-        self.diagnostics.iter().cloned().map(move |mut d| {
-            d.file = file;
-            for r in &mut d.related {
-                if r.file == from {
-                    r.file = file;
-                }
-            }
-            d
-        })
-    }
-}
-
-/// A text file as read, with its line index.
-#[derive(Debug, Clone)]
-pub(crate) struct TextMemo {
-    pub text: String,
-    pub line_index: LineIndex,
-}
-
-/// How an entry knows its file is unchanged: by stamp when the file system
-/// gives one (no read needed), else by the bytes themselves.
-#[derive(Debug, PartialEq)]
-enum Seen {
-    Stamp(FileStamp),
-    Bytes(Vec<u8>),
-}
-
-/// A stamp younger than this is not trusted: the file may change again
-/// within the file system's timestamp granularity without its stamp changing
-/// (git's "racily clean" entries). Such files are compared byte for byte.
-const RACY: std::time::Duration = std::time::Duration::from_secs(2);
-
-impl Seen {
-    /// Whether the file at `path` is still what `self` saw; `bytes` receives
-    /// the content when it had to be read.
-    fn still(
-        &self,
-        fs: &dyn FileSystem,
-        path: &Path,
-        stamp: Option<FileStamp>,
-        bytes: &mut Option<Vec<u8>>,
-    ) -> bool {
-        match self {
-            Seen::Stamp(seen) => stamp == Some(*seen),
-            Seen::Bytes(seen) => {
-                *bytes = fs.read(path).ok();
-                bytes.as_deref() == Some(seen.as_slice())
-            }
-        }
-    }
-
-    fn of(stamp: Option<FileStamp>, bytes: &[u8]) -> Seen {
-        let settled = |s: &FileStamp| s.modified.elapsed().is_ok_and(|age| age >= RACY);
-        match stamp.filter(settled) {
-            Some(stamp) => Seen::Stamp(stamp),
-            None => Seen::Bytes(bytes.to_vec()),
-        }
-    }
-}
-
+/// Results derived from texts alone (token counts, prompt word runs and
+/// prose, quoted and built names), kept by a hash of the text (see
+/// `memo`). Bounded, and safe to share between threads.
 #[derive(Debug, Default)]
-pub struct FileCache {
-    yaml: HashMap<PathBuf, (Vec<u8>, YamlMemo)>,
-    texts: HashMap<PathBuf, (Seen, TextMemo)>,
-    python: HashMap<PathBuf, (String, Vec<String>, Module)>,
-    /// Per scanned file: what was seen, the names looked for, those found.
-    mentions: HashMap<PathBuf, (Seen, Vec<String>, Vec<String>)>,
-    used: HashSet<PathBuf>,
+pub struct Memos {
+    pub tokens: TokenCounts,
+    pub(crate) prompts: PromptMemos,
+    pub(crate) built: Arc<BuiltMemo>,
 }
 
-impl FileCache {
-    pub fn new() -> FileCache {
-        FileCache::default()
+/// One bundle's cache: the per-file work of its earlier analyses (files are
+/// parsed, validated and scanned again only when their bytes changed), what
+/// the shared folders beside it mention, and the [`Memos`].
+#[derive(Debug, Default)]
+pub struct AnalysisCache {
+    pub(crate) files: FileCache,
+    /// The workflows root the mentions were read under, and them.
+    shared: Option<(PathBuf, Arc<SharedMentions>)>,
+    memos: Arc<Memos>,
+}
+
+impl AnalysisCache {
+    /// An empty cache with memos of its own.
+    pub fn new() -> AnalysisCache {
+        AnalysisCache::default()
     }
 
-    /// Forgets the entries of files the last analysis did not read.
-    pub(crate) fn finish(&mut self) {
-        let used = std::mem::take(&mut self.used);
-        self.yaml.retain(|p, _| used.contains(p));
-        self.texts.retain(|p, _| used.contains(p));
-        self.python.retain(|p, _| used.contains(p));
-        self.mentions.retain(|p, _| used.contains(p));
-    }
-
-    pub(crate) fn yaml(
-        &mut self,
-        path: &Path,
-        bytes: Vec<u8>,
-        compute: impl FnOnce(&[u8]) -> YamlMemo,
-    ) -> &YamlMemo {
-        self.used.insert(path.to_path_buf());
-        let fresh = self.yaml.get(path).is_some_and(|(b, _)| *b == bytes);
-        if !fresh {
-            let memo = compute(&bytes);
-            self.yaml.insert(path.to_path_buf(), (bytes, memo));
+    /// An empty cache sharing `memos` with other caches.
+    pub fn sharing(memos: Arc<Memos>) -> AnalysisCache {
+        AnalysisCache {
+            memos,
+            ..AnalysisCache::default()
         }
-        &self.yaml[path].1
     }
 
-    pub(crate) fn python(
-        &mut self,
-        path: &Path,
-        text: &str,
-        wanted: &[&str],
-        compute: impl FnOnce() -> Module,
-    ) -> Module {
-        self.used.insert(path.to_path_buf());
-        if let Some((t, w, module)) = self.python.get(path) {
-            if t == text && w.iter().map(String::as_str).eq(wanted.iter().copied()) {
-                return module.clone();
+    pub fn memos(&self) -> &Arc<Memos> {
+        &self.memos
+    }
+
+    /// Uses `shared` as what the shared folders of the workflows root `root`
+    /// mention (read once for all the bundles beside each other); `None`
+    /// forgets what was kept (a shared file changed), so the next analysis
+    /// reads them again.
+    pub fn use_shared(&mut self, root: &Path, shared: Option<Arc<SharedMentions>>) {
+        self.shared = shared.map(|s| (root.to_path_buf(), s));
+    }
+
+    /// What the shared folders of `root` mention, as kept, or read now.
+    pub fn shared(&mut self, fs: &dyn FileSystem, root: &Path) -> Arc<SharedMentions> {
+        match &self.shared {
+            Some((kept, shared)) if kept == root => shared.clone(),
+            _ => {
+                let shared = Arc::new(SharedMentions::scan(fs, root));
+                self.shared = Some((root.to_path_buf(), shared.clone()));
+                shared
             }
         }
-        let module = compute();
-        let wanted = wanted.iter().map(|w| w.to_string()).collect();
-        self.python.insert(
-            path.to_path_buf(),
-            (text.to_string(), wanted, module.clone()),
-        );
-        module
-    }
-
-    /// A text file (a bound Python file), read lossily as UTF-8.
-    pub(crate) fn text(&mut self, fs: &dyn FileSystem, path: &Path) -> std::io::Result<TextMemo> {
-        self.used.insert(path.to_path_buf());
-        let stamp = fs.stamp(path);
-        let mut bytes = None;
-        if let Some((seen, memo)) = self.texts.get(path) {
-            if seen.still(fs, path, stamp, &mut bytes) {
-                return Ok(memo.clone());
-            }
-        }
-        let bytes = match bytes {
-            Some(bytes) => bytes,
-            None => fs.read(path)?,
-        };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let memo = TextMemo {
-            line_index: LineIndex::new(&text),
-            text,
-        };
-        self.texts
-            .insert(path.to_path_buf(), (Seen::of(stamp, &bytes), memo.clone()));
-        Ok(memo)
-    }
-
-    /// The `names` the file at `path` mentions, as `scan` finds them in its
-    /// bytes; `None` when it cannot be read. `budget` is charged the bytes
-    /// actually scanned.
-    pub(crate) fn mentions(
-        &mut self,
-        fs: &dyn FileSystem,
-        path: &Path,
-        names: &[&String],
-        budget: &mut usize,
-        scan: impl FnOnce(&[u8]) -> Vec<String>,
-    ) -> Option<&[String]> {
-        self.used.insert(path.to_path_buf());
-        let stamp = fs.stamp(path);
-        let mut bytes = None;
-        let fresh = self.mentions.get(path).is_some_and(|(seen, n, _)| {
-            n.iter().eq(names.iter().copied()) && seen.still(fs, path, stamp, &mut bytes)
-        });
-        if !fresh {
-            let bytes = match bytes {
-                Some(bytes) => bytes,
-                None => fs.read(path).ok()?,
-            };
-            if *budget == 0 {
-                return None;
-            }
-            *budget = budget.saturating_sub(bytes.len());
-            let found = scan(&bytes);
-            let names = names.iter().map(|n| n.to_string()).collect();
-            self.mentions
-                .insert(path.to_path_buf(), (Seen::of(stamp, &bytes), names, found));
-        }
-        self.mentions
-            .get(path)
-            .map(|(_, _, found)| found.as_slice())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::{analyze_bundle_cached, FileSystem, RealFs};
+    use super::AnalysisCache;
     use crate::model::mentions::SharedMentions;
-    use crate::{analyze_bundle, FileCache};
+    use crate::{analyze, analyze_bundle, FileSystem, RealFs};
     use std::path::Path;
+    use std::sync::Arc;
 
     /// What an analysis says, in a comparable form.
     fn outcome(analysis: &crate::Analysis) -> (Vec<String>, Vec<(String, String)>) {
@@ -245,8 +105,10 @@ mod tests {
     fn cached_analyses_equal_fresh_ones_across_edits() {
         let dir = Path::new("/w/SupportDesk");
         let mut fs = crate::ide::tests::support_desk_fs();
-        let mut cache = FileCache::new();
-        let shared = SharedMentions::default();
+        let mut cache = AnalysisCache::new();
+        cache.use_shared(Path::new("/w"), Some(Arc::new(SharedMentions::default())));
+        let config = crate::Config::defaults(dir);
+        let mut configured = AnalysisCache::new();
         let edits: &[(&str, &str, &str)] = &[
             ("agents.yaml", "name: IntakeAgent", "name: IntakeAgnt"),
             ("tools/lookup_plan.py", "def lookup_plan(", "def find_plan("),
@@ -263,16 +125,49 @@ mod tests {
                 "  ticket_summry:",
             ),
         ];
-        let first = analyze_bundle_cached(&fs, dir, &shared, &mut cache);
+        let first = analyze(&fs, dir, None, &mut cache);
         assert_eq!(outcome(&first), outcome(&analyze_bundle(&fs, dir)));
         for (file, from, to) in edits {
             let path = dir.join(file);
             let text = String::from_utf8(fs.read(&path).unwrap()).unwrap();
             assert!(text.contains(from), "{from} not in {file}");
             fs.insert(&path, text.replacen(from, to, 1));
-            let cached = analyze_bundle_cached(&fs, dir, &shared, &mut cache);
+            let cached = analyze(&fs, dir, None, &mut cache);
             let fresh = analyze_bundle(&fs, dir);
             assert_eq!(outcome(&cached), outcome(&fresh), "after editing {file}");
+            // With settings the prompt checks run too, on the kept memos.
+            let cached = analyze(&fs, dir, Some(&config), &mut configured);
+            let fresh = analyze(&fs, dir, Some(&config), &mut AnalysisCache::new());
+            assert_eq!(outcome(&cached), outcome(&fresh), "after editing {file}");
+        }
+    }
+
+    /// Bundles analysed together on several threads, sharing one set of
+    /// memos, are analysed as each alone.
+    #[test]
+    fn bundles_analysed_together_equal_each_alone() {
+        let dirs = ["/w/SupportDesk", "/w/Second"].map(std::path::PathBuf::from);
+        let mut fs = crate::ide::tests::support_desk_fs();
+        // A copy of SupportDesk beside it (its folder name mismatches, so
+        // the two differ).
+        let first = Path::new("/w/SupportDesk");
+        let mut stack = vec![first.to_path_buf()];
+        while let Some(folder) = stack.pop() {
+            for (path, is_dir) in fs.read_dir(&folder).unwrap() {
+                if is_dir {
+                    stack.push(path);
+                } else if let Ok(bytes) = fs.read(&path) {
+                    fs.insert(dirs[1].join(path.strip_prefix(first).unwrap()), bytes);
+                }
+            }
+        }
+        let configs = dirs.clone().map(|d| crate::Config::defaults(&d));
+        let memos = Arc::new(super::Memos::default());
+        let together = crate::analyze_bundles(&fs, &dirs, &configs, &memos);
+        assert_eq!(together.len(), 2);
+        for ((dir, config), analysis) in dirs.iter().zip(&configs).zip(&together) {
+            let alone = analyze(&fs, dir, Some(config), &mut AnalysisCache::new());
+            assert_eq!(outcome(analysis), outcome(&alone), "{}", dir.display());
         }
     }
 
@@ -300,16 +195,16 @@ mod tests {
         }
         let python = dir.join("tools/lookup_plan.py");
         let original = std::fs::read_to_string(&python).unwrap();
-        let shared = SharedMentions::default();
-        let mut cache = FileCache::new();
-        let before = analyze_bundle_cached(&RealFs, &dir, &shared, &mut cache);
+        let mut cache = AnalysisCache::new();
+        cache.use_shared(&root, Some(Arc::new(SharedMentions::default())));
+        let before = analyze(&RealFs, &dir, None, &mut cache);
         // Same length: `lookup_plan` -> `lookup_plen`.
         std::fs::write(
             &python,
             original.replacen("def lookup_plan(", "def lookup_plen(", 1),
         )
         .unwrap();
-        let after = analyze_bundle_cached(&RealFs, &dir, &shared, &mut cache);
+        let after = analyze(&RealFs, &dir, None, &mut cache);
         let fresh = analyze_bundle(&RealFs, &dir);
         let _ = std::fs::remove_dir_all(&root);
         assert_ne!(outcome(&before), outcome(&after));

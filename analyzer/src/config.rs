@@ -1,17 +1,19 @@
 //! Settings: which rules run and how loud they are, from `mzk.toml` or the
 //! `[tool.mzk]` table of `pyproject.toml`, found by walking up from each
 //! bundle (the nearest wins; in one folder `mzk.toml` wins over
-//! `pyproject.toml`), and the command line on top. Applied to an analysis
-//! after the fact, together with the suppression comments of its files, so
-//! the checks themselves never know about either; the prompt checks, whose
-//! thresholds are settings, run then with the `[context]` limits.
+//! `pyproject.toml`), and the command line on top. `analysis::analyze`
+//! applies it once the checks have run, together with the suppression
+//! comments of its files, so the checks themselves never know about either;
+//! the prompt checks, whose thresholds are settings, run just before with
+//! the `[context]` limits.
 
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 
-use crate::analysis::{Analysis, FileSystem};
+use crate::analysis::Analysis;
 use crate::diagnostics::{did_you_mean, mean_hint, Severity};
+use crate::fs::FileSystem;
 use crate::prompt::PromptLimits;
 use crate::rules::{Group, Rule};
 use crate::suppression::{self, Suppressions};
@@ -343,23 +345,12 @@ impl Config {
 
     /// Drops what the selection and suppressions turn off, sets severities,
     /// and reports unused or unreadable suppression comments (MZ901, MZ902).
-    pub fn apply(&self, analysis: &mut Analysis) {
+    /// `analysis::analyze` calls it, after the prompt checks.
+    pub(crate) fn apply(&self, analysis: &mut Analysis) {
         // While a file cannot be read, cross-file findings are held back
-        // (see `analysis::hold_back`): the prompt checks read every file, and
-        // a suppression may only look unused because its finding was held.
+        // (see `analysis::hold_back`): a suppression may only look unused
+        // because its finding was held.
         let complete = analysis.incomplete.is_empty();
-        if complete {
-            // One finding per view entry: an unused entry that is also
-            // unbounded is one MZ804, unless only MZ805 is wanted.
-            let merge =
-                self.enabled(Rule::UnusedViewVariable) || !self.enabled(Rule::UnboundedExposure);
-            crate::checks::prompt_findings(
-                &analysis.bundle,
-                &self.prompt_limits,
-                merge,
-                &mut analysis.diagnostics,
-            );
-        }
         analysis.opt_in_hidden.clear();
         let bundle = &analysis.bundle;
         let mut suppressions: Vec<Suppressions> = bundle

@@ -2,13 +2,16 @@
 //!
 //! Layers, data flowing one way: [`syntax`] (spanned YAML) → [`schema`] (one
 //! declarative description per file kind) → [`model`] (the typed `Bundle`) →
-//! [`checks`] (cross-file rules). See ARCHITECTURE.md.
+//! [`checks`] (cross-file rules), all reading files through [`fs`];
+//! [`analysis::analyze`] runs them with the settings and the caller's
+//! [`cache`]. See ARCHITECTURE.md.
 
 pub mod analysis;
 pub mod cache;
 pub mod checks;
 pub mod config;
 pub mod diagnostics;
+pub mod fs;
 pub mod graph;
 pub mod ide;
 pub mod limits;
@@ -24,9 +27,7 @@ pub mod syntax;
 pub mod tokens;
 pub mod workspace;
 
-pub use analysis::{
-    analyze_bundle, analyze_bundle_cached, analyze_bundle_with, analyze_bundles, discover_bundles,
-    Analysis, FileSystem, MemoryFs, RealFs,
-};
-pub use cache::FileCache;
+pub use analysis::{analyze, analyze_bundle, analyze_bundles, discover_bundles, Analysis};
+pub use cache::{AnalysisCache, Memos};
 pub use config::{Config, ConfigError, Overrides};
+pub use fs::{FileSystem, MemoryFs, RealFs};

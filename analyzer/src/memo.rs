@@ -2,6 +2,9 @@
 //! server re-analyses a bundle on every keystroke, and nearly all of its
 //! prompts and Python files did not change: what is derived from them
 //! (token counts, word runs, quoted names) is looked up instead of redone.
+//! Each memo is a field of the layer that fills it (`tokens::TokenCounts`,
+//! `checks::PromptMemos`, `syntax::python_keys::BuiltMemo`), gathered in the
+//! caller's `cache::AnalysisCache`: no memo is process-wide.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -17,6 +20,19 @@ type Cells<V> = Mutex<HashMap<Key, Arc<V>>>;
 pub struct Memo<V> {
     cells: OnceLock<Cells<V>>,
     limit: usize,
+}
+
+impl<V> std::fmt::Debug for Memo<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self
+            .cells
+            .get()
+            .map_or(0, |c| c.lock().map_or(0, |c| c.len()));
+        f.debug_struct("Memo")
+            .field("kept", &kept)
+            .field("limit", &self.limit)
+            .finish()
+    }
 }
 
 impl<V> Memo<V> {
@@ -61,19 +77,19 @@ mod tests {
 
     #[test]
     fn kept_by_text_and_bounded() {
-        static MEMO: Memo<usize> = Memo::new(2);
+        let memo: Memo<usize> = Memo::new(2);
         let mut made = 0;
         for t in ["a", "a", "b", "a"] {
-            MEMO.get_or(key([t]), || {
+            memo.get_or(key([t]), || {
                 made += 1;
                 t.len()
             });
         }
         assert_eq!(made, 2);
         // A third key starts over.
-        MEMO.get_or(key(["c"]), || 1);
+        memo.get_or(key(["c"]), || 1);
         let mut again = false;
-        MEMO.get_or(key(["a"]), || {
+        memo.get_or(key(["a"]), || {
             again = true;
             1
         });

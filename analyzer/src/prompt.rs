@@ -65,9 +65,9 @@ pub struct AgentPrompt {
 impl AgentPrompt {
     /// Markdown: the size of the prompt and of each part, then (with
     /// `with_text`) the prompt itself. Hover and the editor's prompt view
-    /// show it.
-    pub fn summary_markdown(&self, with_text: bool) -> String {
-        let tokens = |text: &str| crate::tokens::count(text);
+    /// show it. Counts go through `counts`, the analysis' memo.
+    pub fn summary_markdown(&self, with_text: bool, counts: &crate::tokens::TokenCounts) -> String {
+        let tokens = |text: &str| counts.count(text);
         let mut out = format!(
             "Static prompt: **{} tokens** ({}), {} chars\n\n",
             tokens(&self.text),

@@ -37,7 +37,9 @@ const PATTERN: [&str; 6] = [
 ];
 
 /// The pre-tokenizer. bpe-openai builds it only as part of a tokenizer, so
-/// it is given a byte-level encoding of 256 tokens that is never used.
+/// it is given a byte-level encoding of 256 tokens that is never used. A
+/// process-wide static, unlike the memos: it is built from constants and
+/// only read, so it holds no state of any analysis.
 static PRE_TOKENIZER: LazyLock<Tokenizer> = LazyLock::new(|| {
     let bytes = BytePairEncoding::from_dictionary((0..=255u8).map(|b| vec![b]), None);
     let first = PATTERN.join("|");
@@ -139,20 +141,12 @@ pub fn preload() {
     LazyLock::force(&PRE_TOKENIZER);
 }
 
-/// Counts already made: the language server sizes the same prompts after
-/// every keystroke, and most of them did not change.
-static MEMO: Memo<usize> = Memo::new(8192);
-
 /// The number of tokens of `text`; special-token spellings count as text.
 pub fn count(text: &str) -> usize {
     if text.is_empty() {
+        // No need to build the pre-tokenizer for nothing.
         return 0;
     }
-    *MEMO.get_or(memo::key([text]), || count_unmemoized(text))
-}
-
-/// As [`count`], always tokenizing (benchmarks measure the tokenizer).
-pub fn count_unmemoized(text: &str) -> usize {
     // Prose repeats its pieces (" the", " agent", ".\n\n"): each distinct
     // piece is searched in the vocabulary once per text, where a search is
     // some twenty probes into a 3 MB table.
@@ -167,14 +161,37 @@ pub fn count_unmemoized(text: &str) -> usize {
         .sum()
 }
 
-/// Whether `text` is over `budget` tokens, and its count when it had to be
-/// counted: text of at most `budget` bytes never is, whatever its tokens.
-pub fn over_budget(text: &str, budget: usize) -> Option<usize> {
-    if text.len() <= budget {
-        return None;
+/// Counts already made, kept by the caller's cache: the language server
+/// sizes the same prompts after every keystroke, and most of them did not
+/// change.
+#[derive(Debug)]
+pub struct TokenCounts(Memo<usize>);
+
+impl Default for TokenCounts {
+    fn default() -> TokenCounts {
+        TokenCounts(Memo::new(8192))
     }
-    let tokens = count(text);
-    (tokens > budget).then_some(tokens)
+}
+
+impl TokenCounts {
+    /// As [`count`], looked up when the same text was counted before.
+    pub fn count(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        *self.0.get_or(memo::key([text]), || count(text))
+    }
+
+    /// Whether `text` is over `budget` tokens, and its count when it had to
+    /// be counted: text of at most `budget` bytes never is, whatever its
+    /// tokens.
+    pub fn over_budget(&self, text: &str, budget: usize) -> Option<usize> {
+        if text.len() <= budget {
+            return None;
+        }
+        let tokens = self.count(text);
+        (tokens > budget).then_some(tokens)
+    }
 }
 
 #[cfg(test)]
@@ -214,7 +231,7 @@ mod tests {
         assert!(corpus.len() > 20, "the example bundles were not read");
         let reference = bpe_openai::o200k_base();
         for text in &corpus {
-            assert_eq!(count_unmemoized(text), reference.count(text), "{text:?}");
+            assert_eq!(count(text), reference.count(text), "{text:?}");
         }
     }
 
@@ -273,23 +290,21 @@ mod tests {
             let text: String = (0..len)
                 .map(|_| atoms[(next() % atoms.len() as u64) as usize])
                 .collect();
-            assert_eq!(
-                count_unmemoized(&text),
-                reference.count(text.as_str()),
-                "{text:?}"
-            );
+            assert_eq!(count(&text), reference.count(text.as_str()), "{text:?}");
         }
         let long = "QmFzZTY0IGRhdGEgYmxvYg".repeat(500) + &"=+".repeat(300) + &"ab".repeat(2000);
-        assert_eq!(count_unmemoized(&long), reference.count(long.as_str()));
+        assert_eq!(count(&long), reference.count(long.as_str()));
     }
 
     #[test]
     fn counts_o200k_base_tokens() {
+        let counts = TokenCounts::default();
         assert_eq!(count(""), 0);
-        assert_eq!(count("hello world"), 2);
+        assert_eq!(counts.count(""), 0);
+        assert_eq!(counts.count("hello world"), 2);
         // Memoized counts are the counts.
+        assert_eq!(counts.count("hello world"), 2);
         assert_eq!(count("hello world"), 2);
-        assert_eq!(count_unmemoized("hello world"), 2);
         // Never more tokens than bytes: the budget shortcut relies on it.
         for text in ["ü", "日本語のテキスト", "a\u{1F600}b", "   \n\n\t"] {
             assert!(count(text) <= text.len(), "{text}");
@@ -298,8 +313,9 @@ mod tests {
 
     #[test]
     fn the_budget_is_settled_by_bytes_when_it_can_be() {
-        assert_eq!(over_budget("hello world", 11), None);
-        assert_eq!(over_budget("hello world", 1), Some(2));
-        assert_eq!(over_budget("hello world", 2), None);
+        let counts = TokenCounts::default();
+        assert_eq!(counts.over_budget("hello world", 11), None);
+        assert_eq!(counts.over_budget("hello world", 1), Some(2));
+        assert_eq!(counts.over_budget("hello world", 2), None);
     }
 }

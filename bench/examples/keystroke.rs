@@ -3,8 +3,10 @@
 //! `cargo run --release -p mzk-bench --example keystroke -- DIR`.
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use mzk_analyzer::model::mentions::SharedMentions;
-use mzk_analyzer::{analyze_bundle_cached, Config, FileCache, MemoryFs, RealFs};
+use mzk_analyzer::{analyze, AnalysisCache, Config, MemoryFs, RealFs};
 
 fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("bundle dir"));
@@ -23,9 +25,14 @@ fn main() {
     }
     let agents = dir.join("agents.yaml");
     let text = String::from_utf8(std::fs::read(&agents).unwrap()).unwrap();
-    let shared = SharedMentions::default();
-    let mut cache = FileCache::default();
+    let mut cache = AnalysisCache::new();
+    cache.use_shared(
+        dir.parent().unwrap_or(&dir),
+        Some(Arc::new(SharedMentions::default())),
+    );
     let config = Config::discover(&RealFs, &dir).unwrap();
+    let prompt_memos = mzk_analyzer::checks::PromptMemos::default();
+    let token_counts = mzk_analyzer::tokens::TokenCounts::default();
     for k in 0..8 {
         fs.insert(
             agents.clone(),
@@ -33,7 +40,7 @@ fn main() {
                 .into_bytes(),
         );
         let t = Instant::now();
-        let mut analysis = analyze_bundle_cached(&fs, &dir, &shared, &mut cache);
+        let analysis = analyze(&fs, &dir, Some(&config), &mut cache);
         let analysed = t.elapsed();
         let t2 = Instant::now();
         let mut out = Vec::new();
@@ -41,10 +48,11 @@ fn main() {
             &analysis.bundle,
             &mzk_analyzer::prompt::PromptLimits::default(),
             true,
+            &prompt_memos,
+            &token_counts,
             &mut out,
         );
         let prompts = t2.elapsed();
-        config.apply(&mut analysis);
-        println!("edit {k}: analysis {analysed:?}, prompt checks alone {prompts:?}, total with configuration {:?}", t.elapsed());
+        println!("edit {k}: analysis with configuration {analysed:?}, prompt checks alone again {prompts:?}");
     }
 }

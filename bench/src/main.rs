@@ -21,9 +21,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mzk_analyzer::diagnostics::FileId;
+use std::sync::Arc;
+
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::prompt::{compose, PromptLimits};
-use mzk_analyzer::{analyze_bundle_with, analyze_bundles, discover_bundles, Config, RealFs};
+use mzk_analyzer::{
+    analyze, analyze_bundles, discover_bundles, AnalysisCache, Config, Memos, RealFs,
+};
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -94,13 +98,17 @@ fn main() {
             })
             .sum()
     });
+    // The memos live as long as the process, as the language server's do.
+    let memos = Arc::new(Memos::default());
     let analysis = measure(iterations, || {
-        let shared = SharedMentions::scan(&RealFs, &root);
+        let shared = Arc::new(SharedMentions::scan(&RealFs, &root));
         discover_bundles(&RealFs, &root)
             .iter()
             .map(|b| {
-                let mut analysis = analyze_bundle_with(&RealFs, b, &shared);
-                Config::defaults(b).apply(&mut analysis);
+                let mut cache = AnalysisCache::sharing(memos.clone());
+                cache.use_shared(b.parent().unwrap_or(b), Some(shared.clone()));
+                let config = Config::defaults(b);
+                let analysis = analyze(&RealFs, b, Some(&config), &mut cache);
                 analysis.diagnostics.len() + 1
             })
             .sum()
@@ -108,20 +116,28 @@ fn main() {
     // What `mzk check` runs: the same analysis, bundles spread over the cores.
     let analysis_parallel = measure(iterations, || {
         let dirs = discover_bundles(&RealFs, &root);
-        let mut analyses = analyze_bundles(&RealFs, &dirs);
-        for (analysis, dir) in analyses.iter_mut().zip(&dirs) {
-            Config::defaults(dir).apply(analysis);
-        }
+        let configs: Vec<Config> = dirs.iter().map(|d| Config::defaults(d)).collect();
+        let analyses = analyze_bundles(&RealFs, &dirs, &configs, &memos);
         analyses.iter().map(|a| a.diagnostics.len() + 1).sum()
     });
-    let analyses = analyze_bundles(&RealFs, &bundles);
+    // Without settings: the prompt checks are timed alone below.
+    let analyses = analyze_bundles(&RealFs, &bundles, &[], &memos);
     let limits = PromptLimits::default();
+    let prompt_memos = mzk_analyzer::checks::PromptMemos::default();
+    let token_counts = mzk_analyzer::tokens::TokenCounts::default();
     let prompt_checks = measure(iterations, || {
         analyses
             .iter()
             .map(|a| {
                 let mut out = Vec::new();
-                mzk_analyzer::checks::prompt_findings(&a.bundle, &limits, true, &mut out);
+                mzk_analyzer::checks::prompt_findings(
+                    &a.bundle,
+                    &limits,
+                    true,
+                    &prompt_memos,
+                    &token_counts,
+                    &mut out,
+                );
                 out.len() + 1
             })
             .sum()
@@ -132,7 +148,7 @@ fn main() {
         .map(|p| p.text.len())
         .sum();
     // Unmemoized: each iteration tokenizes every text again.
-    let count = |text: &str| mzk_analyzer::tokens::count_unmemoized(text);
+    let count = |text: &str| mzk_analyzer::tokens::count(text);
     // The bundle with the most prompt text (AppGenerator in the real corpus):
     // its prompts tokenized once each, as `mzk context` sizes them.
     let largest = analyses

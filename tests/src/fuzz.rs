@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use mzk_analyzer::diagnostics::FileId;
-use mzk_analyzer::{analyze_bundle, Analysis, Config, MemoryFs};
+use mzk_analyzer::{analyze, Analysis, AnalysisCache, Config, MemoryFs};
 
 /// Keeps the input about to run in the file `MZK_FUZZ_LAST_INPUT` names (an
 /// 8-byte little-endian length, then the bytes), written in one call before
@@ -85,9 +85,8 @@ pub fn bundle_analysis(data: &[u8]) -> Analysis {
     for (chunk, path) in data.split(|b| *b == 0).zip(BUNDLE_FILES) {
         fs.insert(PathBuf::from(dir).join(path), chunk.to_vec());
     }
-    let mut analysis = analyze_bundle(&fs, dir);
-    Config::defaults(dir).apply(&mut analysis);
-    analysis
+    let config = Config::defaults(dir);
+    analyze(&fs, dir, Some(&config), &mut AnalysisCache::new())
 }
 
 /// The language server's message handling: the bytes are the whole input

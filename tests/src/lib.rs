@@ -7,7 +7,7 @@ pub mod lsp_client;
 
 use mzk_analyzer::diagnostics::{Diagnostic, FileId};
 use mzk_analyzer::syntax::ColumnUnit;
-use mzk_analyzer::{analyze_bundle, discover_bundles, Analysis, RealFs};
+use mzk_analyzer::{analyze, discover_bundles, Analysis, RealFs};
 
 /// Says that the reference (mozaiks 0.2.0 from PyPI) could not be had:
 /// outside the test command this skips the test with `why` printed; the test
@@ -208,10 +208,10 @@ pub fn render_all(root: &Path) -> String {
     discover_bundles(&RealFs, root)
         .iter()
         .map(|dir| {
-            let mut analysis = analyze_bundle(&RealFs, dir);
-            mzk_analyzer::Config::discover(&RealFs, dir)
-                .expect("the fixture's configuration is valid")
-                .apply(&mut analysis);
+            let config = mzk_analyzer::Config::discover(&RealFs, dir)
+                .expect("the fixture's configuration is valid");
+            let mut cache = mzk_analyzer::AnalysisCache::new();
+            let analysis = analyze(&RealFs, dir, Some(&config), &mut cache);
             render(root, &analysis)
         })
         .collect()

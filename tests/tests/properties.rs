@@ -52,9 +52,13 @@ fn files() -> &'static Vec<(String, Vec<u8>)> {
 }
 
 fn analyse_at(fs: &MemoryFs, dir: &Path) -> Analysis {
-    let mut analysis = analyze_bundle(fs, dir);
-    Config::defaults(dir).apply(&mut analysis);
-    analysis
+    let config = Config::defaults(dir);
+    mzk_analyzer::analyze(
+        fs,
+        dir,
+        Some(&config),
+        &mut mzk_analyzer::AnalysisCache::new(),
+    )
 }
 
 /// One edit: at a fraction of the text, delete some characters, insert some.

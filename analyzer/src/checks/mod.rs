@@ -15,6 +15,7 @@ mod task_batches;
 use crate::diagnostics::Diagnostic;
 use crate::model::{Bundle, SymbolTable};
 
+pub use prompt_budget::PromptMemos;
 pub use references::unreferenced_variables;
 pub use structured_outputs::unreferenced_models;
 
@@ -26,14 +27,17 @@ pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {
 }
 
 /// The prompt checks (MZ8xx), whose thresholds are settings: they run when
-/// the configuration is applied (`Config::apply`).
+/// an analysis is given its settings (`analysis::analyze`); public for the
+/// benchmarks, which time them alone.
 pub fn prompt_findings(
     bundle: &Bundle,
     limits: &crate::prompt::PromptLimits,
     merge_exposure: bool,
+    memos: &PromptMemos,
+    tokens: &crate::tokens::TokenCounts,
     out: &mut Vec<Diagnostic>,
 ) {
-    prompt_budget::check(bundle, limits, merge_exposure, out);
+    prompt_budget::check(bundle, limits, merge_exposure, memos, tokens, out);
 }
 
 /// Runs every cross-file check but the prompt checks.

@@ -147,7 +147,10 @@ fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextR
             ));
             if let Some(agent) = bundle.agent(name) {
                 text.push('\n');
-                text.push_str(&crate::prompt::compose_one(bundle, agent).summary_markdown(false));
+                text.push_str(
+                    &crate::prompt::compose_one(bundle, agent)
+                        .summary_markdown(false, &analysis.memos.tokens),
+                );
             }
         }
         SymbolKind::Variable => {

@@ -89,7 +89,7 @@ pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
                 range: d.name.range,
                 action: LensAction::PromptSize {
                     agent: p.agent.clone(),
-                    tokens: crate::tokens::count(&p.text),
+                    tokens: analysis.memos.tokens.count(&p.text),
                     chars: p.text.chars().count(),
                 },
             });

@@ -10,10 +10,10 @@ use std::collections::HashSet;
 
 use std::path::Path;
 
+use super::file_cache::FileCache;
 use super::Bundle;
-use crate::analysis::FileSystem;
-use crate::cache::FileCache;
-use crate::syntax::python_keys::{self, BuiltNames};
+use crate::fs::FileSystem;
+use crate::syntax::python_keys::{self, BuiltMemo, BuiltNames};
 
 /// Whether a scanned file is Python (the only code whose built names are read).
 fn is_python(path: &Path) -> bool {
@@ -46,7 +46,7 @@ struct SharedPython {
 
 impl SharedMentions {
     /// Whether some shared Python file builds `name`.
-    fn builds(&self, name: &str) -> bool {
+    fn builds(&self, name: &str, memo: &BuiltMemo) -> bool {
         self.python.iter().any(|file| {
             could_build(
                 file.ends.get_or_init(|| {
@@ -56,7 +56,7 @@ impl SharedMentions {
                 name,
             ) && file
                 .built
-                .get_or_init(|| python_keys::scan_memo(&String::from_utf8_lossy(&file.content)))
+                .get_or_init(|| memo.scan(&String::from_utf8_lossy(&file.content)))
                 .builds(name)
         })
     }
@@ -140,9 +140,10 @@ pub fn scan(
     shared: &SharedMentions,
     cache: &mut FileCache,
 ) {
+    let memo = bundle.built.clone();
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
-        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c));
+        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c, &memo));
     bundle
         .mentioned_elsewhere
         .extend(in_shared.into_iter().cloned());
@@ -189,7 +190,7 @@ pub fn scan(
                 QuotedEnds::default()
             };
             if python && missing.iter().any(|&i| could_build(&ends, candidates[i])) {
-                let built = python_keys::scan_memo(&String::from_utf8_lossy(content));
+                let built = memo.scan(&String::from_utf8_lossy(content));
                 here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
             }
             let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();

@@ -4,6 +4,7 @@
 
 pub mod authority;
 pub mod domains;
+pub(crate) mod file_cache;
 mod lower;
 pub mod mentions;
 pub mod python;
@@ -80,6 +81,10 @@ pub struct Bundle {
     variable_index: std::collections::HashMap<String, usize>,
     registry_index: std::collections::HashMap<String, usize>,
     model_index: std::collections::HashMap<String, usize>,
+    /// Where the names Python files build are kept (see
+    /// `syntax::python_keys::BuiltMemo`): handed down by the caller's cache,
+    /// so that the lazily computed domains and the mention scan share it.
+    pub(crate) built: std::sync::Arc<crate::syntax::python_keys::BuiltMemo>,
     /// The value domains of the variables, computed on first use.
     domains: std::sync::OnceLock<domains::Domains>,
     /// (shadowed rule, the earlier rule that shadows it), computed on first

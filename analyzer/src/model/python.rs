@@ -4,9 +4,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::file_cache::FileCache;
 use super::{Bundle, Name, SourceFile};
-use crate::analysis::FileSystem;
 use crate::diagnostics::FileId;
+use crate::fs::FileSystem;
 use crate::syntax::python;
 
 /// Which declaration a binding belongs to (index into its list).
@@ -78,7 +79,7 @@ fn relative_to(dir: &Path, path: &Path) -> String {
 
 /// Resolves every binding, then parses each file once with every function
 /// the bundle binds from it.
-pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut crate::cache::FileCache) {
+pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
     let dir = normalize(&bundle.dir);
     let root = dir
         .parent()
@@ -151,7 +152,7 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut crate::cache::
 fn resolve(
     bundle: &mut Bundle,
     fs: &dyn FileSystem,
-    cache: &mut crate::cache::FileCache,
+    cache: &mut FileCache,
     dir: &Path,
     root: &Path,
     requested: &str,

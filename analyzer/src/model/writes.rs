@@ -59,7 +59,7 @@ impl PythonWrites {
         self.read_files.iter().any(|id| {
             bundle
                 .file(*id)
-                .is_some_and(|f| crate::syntax::python_keys::scan_memo(&f.text).builds(key))
+                .is_some_and(|f| bundle.built.scan(&f.text).builds(key))
         })
     }
 }

@@ -170,7 +170,7 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
     Ok(plan)
 }
 
-/// Analyses every planned bundle with its configuration applied.
+/// Analyses every planned bundle under its configuration.
 fn analyse(plan: &Plan) -> Vec<Analysis> {
     // The prompt budget (MZ803) needs the tokenizer as soon as one prompt
     // is longer in bytes than the budget is in tokens; building its
@@ -183,9 +183,10 @@ fn analyse(plan: &Plan) -> Vec<Analysis> {
     {
         std::thread::spawn(mzk_analyzer::tokens::preload);
     }
-    let mut analyses = analyze_bundles(&RealFs, &plan.bundles);
-    for ((analysis, config), only) in analyses.iter_mut().zip(&plan.configs).zip(&plan.only) {
-        config.apply(analysis);
+    // One set of memos for the run, shared by every bundle and thread.
+    let memos = std::sync::Arc::new(mzk_analyzer::Memos::default());
+    let mut analyses = analyze_bundles(&RealFs, &plan.bundles, &plan.configs, &memos);
+    for (analysis, only) in analyses.iter_mut().zip(&plan.only) {
         if let Some(files) = only {
             keep_files(analysis, files);
         }

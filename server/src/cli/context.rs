@@ -34,7 +34,7 @@ pub enum ContextFormat {
 }
 
 pub fn run(args: ContextArgs) -> ExitCode {
-    let analysis = match super::analyse_one(&args.bundle) {
+    let analysis = match super::analyse_one(&args.bundle, false) {
         Ok(analysis) => analysis,
         Err(code) => return code,
     };

@@ -30,7 +30,7 @@ pub enum GraphFormat {
 }
 
 pub fn run(args: GraphArgs) -> ExitCode {
-    let analysis = match super::analyse_one(&args.bundle) {
+    let analysis = match super::analyse_one(&args.bundle, false) {
         Ok(analysis) => analysis,
         Err(code) => return code,
     };

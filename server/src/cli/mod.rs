@@ -132,9 +132,14 @@ pub fn current_thread_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
         })
 }
 
-/// Analyses the one bundle a command names (`mzk graph`, `mzk context`);
-/// when the folder holds no orchestrator.yaml, says so and gives exit code 2.
-pub fn analyse_one(path: &std::path::Path) -> Result<mzk_analyzer::Analysis, ExitCode> {
+/// Analyses the one bundle a command names (`mzk graph`, `mzk context`; with
+/// `configured`, under the configuration that governs it, as `mzk run`);
+/// when the folder holds no orchestrator.yaml, or its configuration cannot
+/// be read, says so and gives exit code 2.
+pub fn analyse_one(
+    path: &std::path::Path,
+    configured: bool,
+) -> Result<mzk_analyzer::Analysis, ExitCode> {
     // Absolute and canonical: the folder name is what workflow_name must match.
     let dir = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if !dir.join("orchestrator.yaml").is_file() {
@@ -144,7 +149,23 @@ pub fn analyse_one(path: &std::path::Path) -> Result<mzk_analyzer::Analysis, Exi
         );
         return Err(ExitCode::from(2));
     }
-    Ok(mzk_analyzer::analyze_bundle(&mzk_analyzer::RealFs, &dir))
+    let config = if configured {
+        match mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &dir) {
+            Ok(config) => Some(config),
+            Err(e) => {
+                eprintln!("mzk: {e}");
+                return Err(ExitCode::from(2));
+            }
+        }
+    } else {
+        None
+    };
+    Ok(mzk_analyzer::analyze(
+        &mzk_analyzer::RealFs,
+        &dir,
+        config.as_ref(),
+        &mut mzk_analyzer::AnalysisCache::new(),
+    ))
 }
 
 /// A rule's page, with its severity and configuration generated from the registry.

@@ -147,16 +147,7 @@ pub fn database_path(path: &Path) -> PathBuf {
 
 /// Refuses a bundle with errors, printing them.
 pub(crate) fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
-    let mut analysis = super::analyse_one(path)?;
-    let config =
-        match mzk_analyzer::config::Config::discover(&mzk_analyzer::RealFs, &analysis.bundle.dir) {
-            Ok(config) => config,
-            Err(e) => {
-                eprintln!("mzk: {e}");
-                return Err(ExitCode::from(2));
-            }
-        };
-    config.apply(&mut analysis);
+    let analysis = super::analyse_one(path, true)?;
     let cwd = std::env::current_dir().unwrap_or_default();
     let errors: Vec<_> = analysis
         .diagnostics

@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::diagnostics::FileId;
-use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::{ColumnUnit, LineCol};
-use mzk_analyzer::{analyze_bundle_cached, discover_bundles, Analysis, Config, RealFs};
+use mzk_analyzer::{analyze, discover_bundles, Analysis, AnalysisCache, Config, RealFs};
 use tower_lsp_server::ls_types::*;
 
 use super::from_proto::path_of;
@@ -59,7 +58,12 @@ impl Backend {
             let generation = state.generations.entry(bundle.clone()).or_insert(0);
             *generation += 1;
             let generation = *generation;
-            let cache = state.caches.entry(bundle.clone()).or_default().clone();
+            let memos = state.memos.clone();
+            let cache = state
+                .caches
+                .entry(bundle.clone())
+                .or_insert_with(|| Arc::new(AnalysisCache::sharing(memos).into()))
+                .clone();
             let shared = state.shared.get(root_of(&bundle)).cloned();
             (
                 bundle,
@@ -72,18 +76,19 @@ impl Backend {
         };
         let dir = bundle.clone();
         let Ok((analysis, shared, config_error)) = tokio::task::spawn_blocking(move || {
-            let shared =
-                shared.unwrap_or_else(|| Arc::new(SharedMentions::scan(&overlay, root_of(&dir))));
             // A panic in an earlier analysis leaves whole entries only.
             let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-            let mut analysis = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
+            // What the shared folders mention, as kept for the root (read
+            // again when it was dropped).
+            cache.use_shared(root_of(&dir), shared);
+            let shared = cache.shared(&overlay, root_of(&dir));
             // The same configuration and suppressions as `mzk check`; a broken
             // configuration falls back to the defaults and is reported.
             let (config, config_error) = match Config::discover(&overlay, &dir) {
                 Ok(config) => (config, None),
                 Err(e) => (Config::defaults(&dir), Some(e)),
             };
-            config.apply(&mut analysis);
+            let mut analysis = analyze(&overlay, &dir, Some(&config), &mut cache);
             // Files the author is typing in that cannot be read right now:
             // check the others against their last readable version.
             let substitutes: Vec<(PathBuf, String)> = analysis
@@ -100,8 +105,7 @@ impl Backend {
                 let mut open = overlay.open;
                 open.extend(substitutes);
                 let overlay = Overlay { open };
-                let mut last = analyze_bundle_cached(&overlay, &dir, &shared, &mut cache);
-                config.apply(&mut last);
+                let last = analyze(&overlay, &dir, Some(&config), &mut cache);
                 mzk_analyzer::analysis::merge_last_readable(&mut analysis, last);
             }
             (analysis, shared, config_error)

@@ -7,10 +7,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mzk_analyzer::analysis::{FileStamp, FileSystem};
+use mzk_analyzer::fs::{FileStamp, FileSystem};
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::ColumnUnit;
-use mzk_analyzer::{Analysis, FileCache, RealFs};
+use mzk_analyzer::{Analysis, AnalysisCache, Memos, RealFs};
 use ropey::Rope;
 
 use super::caps::ClientCaps;
@@ -39,8 +39,12 @@ pub(crate) struct State {
     pub(crate) analysed_versions: HashMap<PathBuf, i32>,
     /// What the client supports (see `caps.rs`).
     pub(crate) client: ClientCaps,
-    /// Per bundle, the per-file work of its last analyses (see `FileCache`).
-    pub(crate) caches: HashMap<PathBuf, Arc<std::sync::Mutex<FileCache>>>,
+    /// Per bundle, what its last analyses keep for the next (see
+    /// `AnalysisCache`), all sharing `memos`.
+    pub(crate) caches: HashMap<PathBuf, Arc<std::sync::Mutex<AnalysisCache>>>,
+    /// What is derived from texts alone (token counts, built names …),
+    /// shared by the analyses of every bundle for the server's life.
+    pub(crate) memos: Arc<Memos>,
     /// Per workflows root, what its shared folders mention; dropped when a
     /// file outside every bundle changes.
     pub(crate) shared: HashMap<PathBuf, Arc<SharedMentions>>,

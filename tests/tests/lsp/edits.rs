@@ -312,10 +312,13 @@ async fn ten_thousand_random_edits_with_requests_and_cancellations() {
     // The client's final text, analysed directly with the same configuration.
     let final_text: String = text.iter().collect();
     std::fs::write(&path, &final_text).unwrap();
-    let mut analysis = mzk_analyzer::analyze_bundle(&mzk_analyzer::RealFs, &dir);
-    mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &dir)
-        .unwrap()
-        .apply(&mut analysis);
+    let config = mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &dir).unwrap();
+    let analysis = mzk_analyzer::analyze(
+        &mzk_analyzer::RealFs,
+        &dir,
+        Some(&config),
+        &mut mzk_analyzer::AnalysisCache::new(),
+    );
     let agents = analysis.bundle.file_at("agents.yaml").unwrap();
     let expected: Vec<(String, u32, u32, String)> = analysis
         .diagnostics

@@ -447,10 +447,13 @@ async fn hostile_session(
 /// would show it in `unit`.
 fn checked(dir: &Path, text: &str, unit: ColumnUnit) -> Vec<Seen> {
     std::fs::write(dir.join("agents.yaml"), text).unwrap();
-    let mut analysis = mzk_analyzer::analyze_bundle(&mzk_analyzer::RealFs, dir);
-    mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, dir)
-        .unwrap()
-        .apply(&mut analysis);
+    let config = mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, dir).unwrap();
+    let analysis = mzk_analyzer::analyze(
+        &mzk_analyzer::RealFs,
+        dir,
+        Some(&config),
+        &mut mzk_analyzer::AnalysisCache::new(),
+    );
     let agents = analysis.bundle.file_at("agents.yaml").unwrap();
     analysis
         .diagnostics

@@ -65,13 +65,23 @@ struct Scan<'s> {
     out: BuiltNames,
 }
 
-/// Parsed files' results, by a hash of their text: the language server
-/// re-analyses on every keystroke, and the Python files rarely change.
-static BUILT: crate::memo::Memo<BuiltNames> = crate::memo::Memo::new(1024);
+/// Parsed files' results, by a hash of their text, kept by the caller's
+/// cache: the language server re-analyses on every keystroke, and the
+/// Python files rarely change.
+#[derive(Debug)]
+pub struct BuiltMemo(crate::memo::Memo<BuiltNames>);
 
-/// [`scan`], kept by a hash of the text.
-pub fn scan_memo(src: &str) -> std::sync::Arc<BuiltNames> {
-    BUILT.get_or(crate::memo::key([src]), || scan(src))
+impl Default for BuiltMemo {
+    fn default() -> BuiltMemo {
+        BuiltMemo(crate::memo::Memo::new(1024))
+    }
+}
+
+impl BuiltMemo {
+    /// [`scan`], kept by a hash of the text.
+    pub fn scan(&self, src: &str) -> std::sync::Arc<BuiltNames> {
+        self.0.get_or(crate::memo::key([src]), || scan(src))
+    }
 }
 
 /// The names `src` builds. Never fails: what does not parse builds nothing.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::graph::{mermaid, TransitionGraph};
-use mzk_analyzer::{analyze_bundle, Analysis, RealFs};
+use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
@@ -36,7 +36,10 @@ impl Backend {
                 dir.display()
             )));
         }
-        match tokio::task::spawn_blocking(move || analyze_bundle(&RealFs, &dir)).await {
+        // Not yet analysed: the bundle as its checks see it, no settings
+        // needed (the commands read its model).
+        let analyse = move || analyze(&RealFs, &dir, None, &mut AnalysisCache::new());
+        match tokio::task::spawn_blocking(analyse).await {
             Ok(a) => Ok(Arc::new(a)),
             Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
         }
@@ -78,7 +81,10 @@ pub(crate) async fn execute_command(
             };
             let prompt = mzk_analyzer::prompt::compose_one(&analysis.bundle, found);
             let text = guarded("showPrompt", || {
-                format!("# {agent}\n\n{}", prompt.summary_markdown(true))
+                format!(
+                    "# {agent}\n\n{}",
+                    prompt.summary_markdown(true, &analysis.memos.tokens)
+                )
             })?;
             Ok(Some(serde_json::Value::String(text)))
         }
