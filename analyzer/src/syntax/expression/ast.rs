@@ -1,5 +1,6 @@
 //! The compiled tree the runner evaluates.
 
+/// A compiled expression, evaluated by the runner over the channel context.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// `${name}`: the context value, null when missing.
