@@ -342,6 +342,43 @@ fn logical_lines(src: &str) -> (Vec<LogicalLine>, Option<TextRange>) {
     (lines, error)
 }
 
+/// Why a Python string literal is not closed.
+pub(crate) enum Unclosed {
+    /// The text ends inside it.
+    AtEnd,
+    /// A single-quoted literal reaches this line break.
+    AtLineBreak(usize),
+}
+
+/// Where the Python string literal whose first quote is at `quote_at` (after
+/// any prefix) ends: just past its closing quote. Python's tokenizer rules,
+/// shared by tool files, their context writes and `context_expression`: one or three quotes, a
+/// backslash escapes the next byte, only triple-quoted literals span lines.
+pub(crate) fn string_literal_end(bytes: &[u8], quote_at: usize) -> Result<usize, Unclosed> {
+    let Some(&quote) = bytes.get(quote_at) else {
+        return Err(Unclosed::AtEnd);
+    };
+    let triple = bytes.get(quote_at..quote_at + 3) == Some(&[quote, quote, quote][..]);
+    let mut i = quote_at + if triple { 3 } else { 1 };
+    loop {
+        match bytes.get(i) {
+            None => return Err(Unclosed::AtEnd),
+            Some(b'\\') => i += 2,
+            Some(&b) if b == quote => {
+                if !triple {
+                    return Ok(i + 1);
+                }
+                if bytes.get(i..i + 3) == Some(&[quote, quote, quote][..]) {
+                    return Ok(i + 3);
+                }
+                i += 1;
+            }
+            Some(b'\n') if !triple => return Err(Unclosed::AtLineBreak(i)),
+            Some(_) => i += 1,
+        }
+    }
+}
+
 fn split_lines(src: &str, lines: &mut Vec<LogicalLine>) -> Result<(), TextRange> {
     let bytes = src.as_bytes();
     let mut indents: Vec<usize> = vec![0];
@@ -406,28 +443,11 @@ fn split_lines(src: &str, lines: &mut Vec<LogicalLine>) -> Result<(), TextRange>
                 continue;
             }
             b'\'' | b'"' => {
-                let start = i;
-                let triple = bytes.get(i..i + 3) == Some(&[b, b, b][..]);
-                i += if triple { 3 } else { 1 };
-                loop {
-                    match bytes.get(i) {
-                        None => return Err(err(start, src.len())),
-                        Some(b'\\') => i += 2,
-                        Some(&c) if c == b => {
-                            if !triple {
-                                i += 1;
-                                break;
-                            }
-                            if bytes.get(i..i + 3) == Some(&[b, b, b][..]) {
-                                i += 3;
-                                break;
-                            }
-                            i += 1;
-                        }
-                        Some(b'\n') if !triple => return Err(err(start, i)),
-                        Some(_) => i += 1,
-                    }
-                }
+                i = match string_literal_end(bytes, i) {
+                    Ok(end) => end,
+                    Err(Unclosed::AtEnd) => return Err(err(i, src.len())),
+                    Err(Unclosed::AtLineBreak(at)) => return Err(err(i, at)),
+                };
             }
             b'(' | b'[' | b'{' => {
                 // Python's "too many nested parentheses".

@@ -4,6 +4,7 @@
 
 use super::{err, ExprError, ExprRef};
 use crate::limits::MAX_EXPRESSION_BRACKETS;
+use crate::syntax::python::{string_literal_end, Unclosed};
 
 /// A token: the parser needs the text only of names and references.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,31 +121,13 @@ pub(super) fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<ExprRef>), ExprErro
                     "f-strings are not allowed in context_expression; compare with a plain string",
                 );
             }
-            let quote = bytes[after_prefix];
-            let triple =
-                bytes.get(after_prefix..after_prefix + 3) == Some(&[quote, quote, quote][..]);
-            let mut j = after_prefix + if triple { 3 } else { 1 };
-            loop {
-                match bytes.get(j) {
-                    None => return err(start, src.len(), "this string is not closed"),
-                    Some(b'\\') => j += 2,
-                    Some(&b) if b == quote => {
-                        if !triple {
-                            j += 1;
-                            break;
-                        }
-                        if bytes.get(j..j + 3) == Some(&[quote, quote, quote][..]) {
-                            j += 3;
-                            break;
-                        }
-                        j += 1;
-                    }
-                    Some(b'\n') if !triple => {
-                        return err(start, j, "this string is not closed on its line")
-                    }
-                    Some(_) => j += 1,
+            let j = match string_literal_end(bytes, after_prefix) {
+                Ok(end) => end,
+                Err(Unclosed::AtEnd) => return err(start, src.len(), "this string is not closed"),
+                Err(Unclosed::AtLineBreak(at)) => {
+                    return err(start, at, "this string is not closed on its line")
                 }
-            }
+            };
             tokens.push(Token {
                 tok: Tok::Str,
                 start,
