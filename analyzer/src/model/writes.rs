@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Bundle;
 use crate::diagnostics::FileId;
-use crate::syntax::python::{string_literal_end, Unclosed};
+use crate::syntax::python_strings::{string_literal_end, Unclosed};
 use crate::syntax::{TextRange, Value};
 
 /// What one `set("key", value)` writes.

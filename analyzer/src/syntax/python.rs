@@ -6,6 +6,7 @@ use tree_sitter::{Node, Parser};
 
 use crate::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
 
+use super::python_strings::{string_literal_end, Unclosed};
 use super::TextRange;
 
 /// How a parameter can be passed.
@@ -340,43 +341,6 @@ fn logical_lines(src: &str) -> (Vec<LogicalLine>, Option<TextRange>) {
     let mut lines = Vec::new();
     let error = split_lines(src, &mut lines).err();
     (lines, error)
-}
-
-/// Why a Python string literal is not closed.
-pub(crate) enum Unclosed {
-    /// The text ends inside it.
-    AtEnd,
-    /// A single-quoted literal reaches this line break.
-    AtLineBreak(usize),
-}
-
-/// Where the Python string literal whose first quote is at `quote_at` (after
-/// any prefix) ends: just past its closing quote. Python's tokenizer rules,
-/// shared by tool files, their context writes and `context_expression`: one or three quotes, a
-/// backslash escapes the next byte, only triple-quoted literals span lines.
-pub(crate) fn string_literal_end(bytes: &[u8], quote_at: usize) -> Result<usize, Unclosed> {
-    let Some(&quote) = bytes.get(quote_at) else {
-        return Err(Unclosed::AtEnd);
-    };
-    let triple = bytes.get(quote_at..quote_at + 3) == Some(&[quote, quote, quote][..]);
-    let mut i = quote_at + if triple { 3 } else { 1 };
-    loop {
-        match bytes.get(i) {
-            None => return Err(Unclosed::AtEnd),
-            Some(b'\\') => i += 2,
-            Some(&b) if b == quote => {
-                if !triple {
-                    return Ok(i + 1);
-                }
-                if bytes.get(i..i + 3) == Some(&[quote, quote, quote][..]) {
-                    return Ok(i + 3);
-                }
-                i += 1;
-            }
-            Some(b'\n') if !triple => return Err(Unclosed::AtLineBreak(i)),
-            Some(_) => i += 1,
-        }
-    }
 }
 
 fn split_lines(src: &str, lines: &mut Vec<LogicalLine>) -> Result<(), TextRange> {

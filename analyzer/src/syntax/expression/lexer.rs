@@ -4,7 +4,7 @@
 
 use super::{err, ExprError, ExprRef};
 use crate::limits::MAX_EXPRESSION_BRACKETS;
-use crate::syntax::python::{string_literal_end, Unclosed};
+use crate::syntax::python_strings::{string_literal_end, Unclosed};
 
 /// A token: the parser needs the text only of names and references.
 #[derive(Debug, Clone, PartialEq)]
