@@ -339,7 +339,7 @@ impl Validator<'_> {
     }
 
     /// The type error of a bool, integer or number field whose value mozaiks
-    /// cannot read even laxly.
+    /// cannot read as one.
     fn report_wrong_scalar(&mut self, node: &Node, name: &str, range: TextRange, expected: &str) {
         self.report(
             Rule::WrongType,
