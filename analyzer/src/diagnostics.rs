@@ -235,6 +235,19 @@ pub fn mean_hint(word: &str, best: Option<&str>) -> String {
     }
 }
 
+/// Choices as messages list them: "`a`, `b` or `c`".
+pub fn one_of<S: AsRef<str>>(choices: &[S]) -> String {
+    let quoted: Vec<String> = choices
+        .iter()
+        .map(|c| format!("`{}`", c.as_ref()))
+        .collect();
+    match quoted.len() {
+        0 => String::new(),
+        1 => quoted[0].clone(),
+        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,12 +117,7 @@ fn section_label(section: &PromptSection) -> String {
 pub fn compose_one(bundle: &Bundle, agent: &Agent) -> AgentPrompt {
     let name = agent.name.text.as_str();
     let file = agent.name.file;
-    // §1.5 a: prompt_sections, else prompt_sections_custom, else system_message.
-    let sections = if !agent.prompt_sections.is_empty() {
-        &agent.prompt_sections
-    } else {
-        &agent.prompt_sections_custom
-    };
+    let sections = agent.sent_sections();
     let mut parts: Vec<PromptPart> = if !sections.is_empty() {
         sections
             .iter()

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use crate::diagnostics::{did_you_mean, Diagnostic, Fix};
+use crate::diagnostics::{did_you_mean, one_of, Diagnostic, Fix};
 use crate::model::domains::show;
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
@@ -245,7 +245,7 @@ fn check_source(
                         "rule `{} -> {}` can never fire: `{key}` only ever holds {}{}, never `{}`{hint}",
                         rule.source.text,
                         rule.target.text,
-                        join_or(&shown),
+                        one_of(&shown),
                         sources_hint(bundle, key),
                         show(value),
                     ),
@@ -401,15 +401,6 @@ fn sources_hint(bundle: &Bundle, key: &str) -> String {
     match bundle.domains().known(key) {
         Some(k) if !k.sources.is_empty() => format!(" ({})", k.sources.join("; ")),
         _ => String::new(),
-    }
-}
-
-fn join_or(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
-    match quoted.len() {
-        0 => String::new(),
-        1 => quoted[0].clone(),
-        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
     }
 }
 

@@ -6,6 +6,7 @@ use petgraph::graph::NodeIndex;
 
 use crate::diagnostics::{Diagnostic, Fix};
 use crate::graph::{Node, TransitionGraph};
+use crate::model::domains::BATCH_STATUSES;
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
 use crate::syntax::Value;
@@ -186,15 +187,6 @@ fn shadowed(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         );
     }
 }
-
-/// Status values a task batch writes to its status key (bundle-format §15.3).
-const BATCH_STATUSES: &[&str] = &[
-    "running",
-    "completed",
-    "partial",
-    "completed_with_errors",
-    "failed",
-];
 
 /// The values a variable can hold, when they are a known finite set: the
 /// outcome values of an outcome key, true/false for a boolean, and for a task

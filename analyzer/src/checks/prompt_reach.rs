@@ -52,11 +52,7 @@ fn middleware_texts<'b>(bundle: &'b Bundle, agent: &str) -> Option<Vec<&'b str>>
 
 /// The texts mozaiks sends as the agent's prompt (§1.5 a).
 fn sent_parts(agent: &Agent) -> Vec<&Name> {
-    let sections = if !agent.prompt_sections.is_empty() {
-        &agent.prompt_sections
-    } else {
-        &agent.prompt_sections_custom
-    };
+    let sections = agent.sent_sections();
     if sections.is_empty() {
         agent.system_message.iter().collect()
     } else {

@@ -3,7 +3,7 @@
 //! signature can take the call mozaiks 0.2.0 makes (bundle-format §17).
 
 use crate::diagnostics::{Diagnostic, Fix};
-use crate::model::python::{Binding, BindingOwner, BindingTarget};
+use crate::model::python::{auto_tool_key, Binding, BindingOwner, BindingTarget};
 use crate::model::{Bundle, Name};
 use crate::rules::Rule;
 use crate::syntax::python::{Function, Module, ParamKind};
@@ -148,13 +148,6 @@ const RUN_LEVEL_ARGUMENTS: &[&str] = &[
     "workflow_name",
 ];
 
-fn normalized(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
 fn is_positional(param: &crate::syntax::python::Param) -> bool {
     matches!(
         param.kind,
@@ -210,14 +203,14 @@ fn signature(
             let fields: Vec<String> = model
                 .fields
                 .iter()
-                .map(|f| normalized(&f.name.text))
+                .map(|f| auto_tool_key(&f.name.text))
                 .collect();
             for param in required(function) {
                 if param.name == "context_variables" {
                     continue;
                 }
                 let filled = param.kind != ParamKind::PositionalOnly
-                    && (fields.contains(&normalized(&param.name))
+                    && (fields.contains(&auto_tool_key(&param.name))
                         || AUTO_TOOL_METADATA.contains(&param.name.as_str()));
                 if !filled {
                     report(

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use super::authority;
+use super::python::auto_tool_key;
 use super::writes::{self, Written};
 use super::{Bundle, ModelDef, ModelField, ModelKind, Variable};
 use crate::syntax::{NodeKind, Value};
@@ -474,13 +475,6 @@ fn auto_tools_binding<'b>(
         .collect()
 }
 
-fn normalize(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
-
 /// The values an auto tool's parameter receives from its agents' registry
 /// models (runtime-semantics §5.4): every binding of the function must be an
 /// auto tool, and the field it fills a literal (or a union of literals).
@@ -525,7 +519,7 @@ fn param_values(
             let Some(field) = model
                 .fields
                 .iter()
-                .find(|f| normalize(&f.name.text) == normalize(param))
+                .find(|f| auto_tool_key(&f.name.text) == auto_tool_key(param))
             else {
                 return Err(format!(
                     "no field of `{}` fills `{param}` of `{function}`",

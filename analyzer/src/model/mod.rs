@@ -205,6 +205,19 @@ pub struct Agent {
     pub range: TextRange,
 }
 
+impl Agent {
+    /// The sections mozaiks sends as the prompt (runtime-semantics §1.5 a):
+    /// `prompt_sections`, else `prompt_sections_custom`; when both are empty
+    /// the `system_message` is sent instead.
+    pub fn sent_sections(&self) -> &[PromptSection] {
+        if self.prompt_sections.is_empty() {
+            &self.prompt_sections_custom
+        } else {
+            &self.prompt_sections
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct PromptSection {
     pub id: Option<Name>,

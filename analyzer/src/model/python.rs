@@ -10,6 +10,17 @@ use crate::diagnostics::FileId;
 use crate::fs::FileSystem;
 use crate::syntax::python;
 
+/// How the auto-tool handler matches a structured-output field to a
+/// parameter of the tool (runtime-semantics §5.4): by ASCII letters and
+/// digits, lower-cased, so `PhaseAgents`, `phase_agents` and `phaseAgents`
+/// are one name.
+pub fn auto_tool_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// Which declaration a binding belongs to (index into its list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BindingOwner {

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Bundle;
 use crate::diagnostics::FileId;
+use crate::syntax::python_strings::{string_literal_end, Unclosed};
 use crate::syntax::{TextRange, Value};
 
 /// What one `set("key", value)` writes.
@@ -100,31 +101,16 @@ fn mask(src: &str) -> (Vec<u8>, Vec<Literal>) {
             let plain_prefix = prefix.chars().all(|c| matches!(c, 'r' | 'R' | 'u' | 'U'));
             let triple = bytes.get(i + 1) == Some(&b) && bytes.get(i + 2) == Some(&b);
             let open = if triple { 3 } else { 1 };
-            let mut j = i + open;
-            let mut escaped = false;
-            let body_start = j;
-            let mut body_end = bytes.len();
-            while j < bytes.len() {
-                let c = bytes[j];
-                if c == b'\\' {
-                    escaped = true;
-                    j += 2;
-                    continue;
-                }
-                if !triple && c == b'\n' {
-                    body_end = j;
-                    break;
-                }
-                if c == b
-                    && (!triple || (bytes.get(j + 1) == Some(&b) && bytes.get(j + 2) == Some(&b)))
-                {
-                    body_end = j;
-                    j += open;
-                    break;
-                }
-                j += 1;
-            }
-            let j = j.min(bytes.len());
+            let body_start = i + open;
+            // An unclosed literal runs to its line break or the end.
+            let (body_end, j) = match string_literal_end(bytes, i) {
+                Ok(end) => (end - open, end),
+                Err(Unclosed::AtLineBreak(at)) => (at, at),
+                Err(Unclosed::AtEnd) => (bytes.len(), bytes.len()),
+            };
+            let escaped = bytes
+                .get(body_start..body_end)
+                .is_some_and(|body| body.contains(&b'\\'));
             for c in out
                 .iter_mut()
                 .take(body_end.min(bytes.len()))

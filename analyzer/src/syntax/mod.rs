@@ -4,6 +4,7 @@ pub mod expression;
 pub mod line_index;
 pub mod python;
 pub mod python_keys;
+pub(crate) mod python_strings;
 pub mod scalar;
 pub mod yaml;
 

@@ -6,6 +6,7 @@ use tree_sitter::{Node, Parser};
 
 use crate::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
 
+use super::python_strings::{string_literal_end, Unclosed};
 use super::TextRange;
 
 /// How a parameter can be passed.
@@ -406,28 +407,11 @@ fn split_lines(src: &str, lines: &mut Vec<LogicalLine>) -> Result<(), TextRange>
                 continue;
             }
             b'\'' | b'"' => {
-                let start = i;
-                let triple = bytes.get(i..i + 3) == Some(&[b, b, b][..]);
-                i += if triple { 3 } else { 1 };
-                loop {
-                    match bytes.get(i) {
-                        None => return Err(err(start, src.len())),
-                        Some(b'\\') => i += 2,
-                        Some(&c) if c == b => {
-                            if !triple {
-                                i += 1;
-                                break;
-                            }
-                            if bytes.get(i..i + 3) == Some(&[b, b, b][..]) {
-                                i += 3;
-                                break;
-                            }
-                            i += 1;
-                        }
-                        Some(b'\n') if !triple => return Err(err(start, i)),
-                        Some(_) => i += 1,
-                    }
-                }
+                i = match string_literal_end(bytes, i) {
+                    Ok(end) => end,
+                    Err(Unclosed::AtEnd) => return Err(err(i, src.len())),
+                    Err(Unclosed::AtLineBreak(at)) => return Err(err(i, at)),
+                };
             }
             b'(' | b'[' | b'{' => {
                 // Python's "too many nested parentheses".

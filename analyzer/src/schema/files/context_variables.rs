@@ -127,7 +127,7 @@ pub(super) static CONTEXT_TRIGGER: Object = Object {
     fields: &[
         field("type", Kind::Enum { values: &["agent_text", "ui_response", "user_text"], nullable: false }, REQ,
             "agent_text (needs agent and match), user_text (needs match) or ui_response (needs tool)."),
-        field("agent", TEXT_OPT, Default::Null, "agent_text: whose messages are matched.").refers(Refers::Agent { user: false, terminate: false }),
+        field("agent", TEXT_OPT, Default::Null, "agent_text: whose messages are matched.").refers(AGENT),
         field("match", Kind::Object { shape: &TRIGGER_MATCH, nullable: true }, Default::Null, "What text sets the variable to true."),
         field("tool", TEXT_OPT, Default::Null, "ui_response: the UI tool id whose answer is read."),
         field("response_key", TEXT_OPT, Default::Null, "ui_response: dotted path of the value in the answer."),

@@ -30,7 +30,7 @@ pub(super) static MIDDLEWARE_ENTRY: Object = Object {
     name: "prompt middleware entry",
     doc: "One prompt middleware function.",
     fields: &[
-        field("agent", TEXT_REQ, REQ, "The agent it applies to, or `all`.").refers(Refers::Agent { user: false, terminate: false }),
+        field("agent", TEXT_REQ, REQ, "The agent it applies to, or `all`.").refers(AGENT),
         field("filename", Kind::Text(TextKind::OptionalRequired), Default::Null,
             "Python file, tried as `<bundle>/<filename>` then `<bundle>/tools/<filename>`."),
         field("function", TEXT_REQ, REQ,

@@ -111,6 +111,12 @@ pub(super) const fn field(
 }
 
 pub(super) const REQ: Default = Default::None;
+/// What most agent fields name: one of the bundle's agents, the reserved
+/// `user` and `terminate` not allowed.
+pub(super) const AGENT: Refers = Refers::Agent {
+    user: false,
+    terminate: false,
+};
 pub(super) const TEXT_REQ: Kind = Kind::Text(TextKind::Required);
 pub(super) const TEXT_OPT: Kind = Kind::Text(TextKind::Optional);
 pub(super) const BOOL: Kind = Kind::Bool { nullable: false };

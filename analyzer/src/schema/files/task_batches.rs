@@ -45,10 +45,7 @@ pub(super) static BATCH: Object = Object {
             REQ,
             "The batch runs after this agent's validated output.",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
         field(
             "source",
             Kind::Object {
@@ -100,10 +97,7 @@ pub(super) static BATCH: Object = Object {
             Default::EmptyList,
             "Restricts the worker agents.",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
     ],
     legacy: &[],
     rules: &[batch_recovery],
@@ -267,10 +261,7 @@ pub(super) static BATCH_RECOVERY: Object = Object {
             REQ,
             "Agent whose turn triggers recovery (not the batch trigger).",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
         field(
             "request_key",
             Kind::Text(TextKind::Min1),
@@ -320,20 +311,14 @@ pub(super) static CONVEYOR: Object = Object {
             REQ,
             "Agent whose output holds `DecompositionPlan.tasks`.",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
         field(
             "execution_agents",
             list_clean(false, false, true, false),
             REQ,
             "Agents allowed to run tasks (at least one).",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
         CONCURRENCY,
         FAILURE_POLICY,
         RETRY_LIMIT,

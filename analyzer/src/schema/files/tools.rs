@@ -40,10 +40,7 @@ pub(super) static TOOL: Object = Object {
             REQ,
             "The owning agent, or a list of agents (a single name when `outcome` is set).",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
         field(
             "file",
             TEXT_REQ,
@@ -151,10 +148,7 @@ pub(super) static LIFECYCLE_TOOL: Object = Object {
             Default::Null,
             "The agent for agent-level triggers; null for on_start/on_complete/on_fail.",
         )
-        .refers(Refers::Agent {
-            user: false,
-            terminate: false,
-        }),
+        .refers(AGENT),
         field("file", TEXT_REQ, REQ, "Python file, resolved like tools."),
         field("function", TEXT_REQ, REQ, "Function in that file.").refers(Refers::Function),
         field("description", TEXT_OPT, Default::Null, "What it does."),

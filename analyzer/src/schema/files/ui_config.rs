@@ -13,7 +13,7 @@ pub(super) static UI_CONFIG: Object = Object {
     name: "ui_config.yaml",
     doc: "UI filtering.",
     fields: &[field("visual_agents", list_clean(true, false, false, false), Default::Null,
-        "Agents whose messages are shown; `[]` shows all, null or absent hides every agent message.").refers(Refers::Agent { user: false, terminate: false })],
+        "Agents whose messages are shown; `[]` shows all, null or absent hides every agent message.").refers(AGENT)],
     legacy: &[],
     rules: &[],
 };

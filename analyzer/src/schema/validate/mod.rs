@@ -5,7 +5,7 @@
 use super::files::FileKind;
 use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
 use super::{Object, RuleContext};
-use crate::diagnostics::{did_you_mean, mean_hint, suggestion, Diagnostic, FileId, Fix};
+use crate::diagnostics::{did_you_mean, mean_hint, one_of, suggestion, Diagnostic, FileId, Fix};
 use crate::rules::Rule;
 
 mod text;
@@ -462,15 +462,6 @@ impl Validator<'_> {
 }
 
 use crate::syntax::Scalar;
-
-fn one_of(values: &[&str]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
-    match quoted.len() {
-        0 => String::new(),
-        1 => quoted[0].clone(),
-        n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
-    }
-}
 
 /// Python `int(str)` as Pydantic's lax int applies it: surrounding whitespace,
 /// a sign, `_` between digits, and an all-zero fraction (`'25.000'`).

@@ -238,29 +238,15 @@ impl Validator<'_> {
             Some(Value::Str(s)) => (lax(s), true),
             _ => (None, false),
         };
-        match value {
-            Some(b) => {
-                if coerced {
-                    self.report(
-                        Rule::LaxCoercion,
-                        range,
-                        format!("`{name}` is given {} and mozaiks reads it as `{b}` only through lax coercion; write `{b}` without quotes", describe(node)),
-                    );
-                }
-                item(Norm::Bool(b))
-            }
-            None => {
-                self.report(
-                    Rule::WrongType,
-                    range,
-                    format!(
-                        "`{name}` must be `true` or `false`, found {}",
-                        describe(node)
-                    ),
-                );
-                None
-            }
+        let Some(b) = value else {
+            self.report_wrong_scalar(node, name, range, "`true` or `false`");
+            return None;
+        };
+        if coerced {
+            let shown = format!("`{b}`");
+            self.report_lax(node, name, range, &shown, &shown);
         }
+        item(Norm::Bool(b))
     }
 
     fn int_value(
@@ -292,16 +278,12 @@ impl Validator<'_> {
             _ => (None, false),
         };
         let Some(n) = value else {
-            let how = if strict {
-                " written as a plain YAML integer (no quotes, no decimal point)"
+            let expected = if strict {
+                "an integer written as a plain YAML integer (no quotes, no decimal point)"
             } else {
-                ""
+                "an integer"
             };
-            self.report(
-                Rule::WrongType,
-                range,
-                format!("`{name}` must be an integer{how}, found {}", describe(node)),
-            );
+            self.report_wrong_scalar(node, name, range, expected);
             return None;
         };
         if min.is_some_and(|m| n < m as i128) || max.is_some_and(|m| n > m as i128) {
@@ -319,11 +301,8 @@ impl Validator<'_> {
             return None;
         }
         if coerced {
-            self.report(
-                Rule::LaxCoercion,
-                range,
-                format!("`{name}` is given {} and mozaiks reads it as {n} only through lax coercion; write {n} without quotes", describe(node)),
-            );
+            let shown = n.to_string();
+            self.report_lax(node, name, range, &shown, &shown);
         }
         item(Norm::Int(n))
     }
@@ -338,37 +317,53 @@ impl Validator<'_> {
             Some(Value::Str(s)) => (python_float(s), true),
             _ => (None, false),
         };
-        match value {
-            None => {
-                self.report(
-                    Rule::WrongType,
-                    range,
-                    format!("`{name}` must be a number, found {}", describe(node)),
-                );
-                None
-            }
-            Some(f) if f < min => {
-                self.report(
-                    Rule::OutOfRange,
-                    range,
-                    format!(
-                        "`{name}` must be at least {min}, found {}",
-                        node.python_str()
-                    ),
-                );
-                None
-            }
-            Some(f) => {
-                if coerced {
-                    self.report(
-                        Rule::LaxCoercion,
-                        range,
-                        format!("`{name}` is given {} and mozaiks reads it as a number only through lax coercion; write the number without quotes", describe(node)),
-                    );
-                }
-                item(Norm::Float(f))
-            }
+        let Some(f) = value else {
+            self.report_wrong_scalar(node, name, range, "a number");
+            return None;
+        };
+        if f < min {
+            self.report(
+                Rule::OutOfRange,
+                range,
+                format!(
+                    "`{name}` must be at least {min}, found {}",
+                    node.python_str()
+                ),
+            );
+            return None;
         }
+        if coerced {
+            self.report_lax(node, name, range, "a number", "the number");
+        }
+        item(Norm::Float(f))
+    }
+
+    /// The type error of a bool, integer or number field whose value mozaiks
+    /// cannot read as one.
+    fn report_wrong_scalar(&mut self, node: &Node, name: &str, range: TextRange, expected: &str) {
+        self.report(
+            Rule::WrongType,
+            range,
+            format!("`{name}` must be {expected}, found {}", describe(node)),
+        );
+    }
+
+    /// A bool, integer or number field mozaiks reads only through Pydantic's
+    /// lax coercion (a quoted value, `1` for true …): `reads_as` is what it
+    /// becomes, `write` what to write instead.
+    fn report_lax(
+        &mut self,
+        node: &Node,
+        name: &str,
+        range: TextRange,
+        reads_as: &str,
+        write: &str,
+    ) {
+        self.report(
+            Rule::LaxCoercion,
+            range,
+            format!("`{name}` is given {} and mozaiks reads it as {reads_as} only through lax coercion; write {write} without quotes", describe(node)),
+        );
     }
 
     fn enum_list(

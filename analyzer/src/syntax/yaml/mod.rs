@@ -133,7 +133,8 @@ fn forbidden_char(text: &str) -> Option<(usize, char)> {
 }
 
 /// PyYAML accepts no tab outside quoted scalars, block scalar content and
-/// comments. saphyr (YAML 1.2) accepts some, so check separately.
+/// comments. saphyr (YAML 1.2) accepts some, so check separately. `exempt`
+/// are the builder's ranges in `text` where a tab is legal.
 fn check_tabs(
     text: &str,
     base: u32,
@@ -144,11 +145,7 @@ fn check_tabs(
     if !text.contains('\t') {
         return;
     }
-    let legal: Vec<TextRange> = exempt
-        .iter()
-        .map(|r| TextRange::new(r.start - base, r.end - base))
-        .collect();
-    for tab in errors::illegal_tabs(text, &legal) {
+    for tab in errors::illegal_tabs(text, exempt) {
         let at = base + tab as u32;
         out.push(Diagnostic::new(
             Rule::TabCharacter,
