@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{sent_sections, PromptMemos};
+use super::PromptMemos;
 use crate::diagnostics::Diagnostic;
 use crate::memo;
 use crate::model::{Bundle, PromptSection};
@@ -121,7 +121,7 @@ pub(super) fn check(
 ) {
     let mut candidates: Vec<Candidate> = Vec::new();
     for agent in &bundle.agents {
-        for section in sent_sections(agent) {
+        for section in agent.sent_sections() {
             // Collapsing whitespace never lengthens the text.
             if section.content.text.len() < limits.duplicate_min_chars {
                 continue;

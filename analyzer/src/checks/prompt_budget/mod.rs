@@ -16,7 +16,7 @@ use std::collections::HashSet;
 
 use crate::diagnostics::Diagnostic;
 use crate::memo::Memo;
-use crate::model::{Agent, Bundle, PromptSection};
+use crate::model::Bundle;
 use crate::prompt::{compose, PromptLimits};
 use crate::rules::Rule;
 use crate::tokens::TokenCounts;
@@ -58,15 +58,6 @@ pub fn check(
     output_format::check(bundle, out);
     over_budget(bundle, limits, tokens, out);
     exposure::check(bundle, merge_exposure, memos, out);
-}
-
-/// The sections that reach the prompt: `prompt_sections`, else the custom ones.
-fn sent_sections(agent: &Agent) -> &[PromptSection] {
-    if agent.prompt_sections.is_empty() {
-        &agent.prompt_sections_custom
-    } else {
-        &agent.prompt_sections
-    }
 }
 
 /// Thousands separated by commas, as the messages print sizes.

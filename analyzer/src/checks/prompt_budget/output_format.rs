@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::{grouped, sent_sections};
+use super::grouped;
 use crate::diagnostics::Diagnostic;
 use crate::model::{Bundle, PromptSection};
 use crate::rules::Rule;
@@ -91,7 +91,7 @@ pub(super) fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         let Some(model) = bundle.registry_model(&agent.name.text) else {
             continue;
         };
-        for section in sent_sections(agent).iter().filter(|s| is_output_format(s)) {
+        for section in agent.sent_sections().iter().filter(|s| is_output_format(s)) {
             let chars = section.content.text.chars().count();
             if chars < OUTPUT_FORMAT_MIN_CHARS {
                 continue;
