@@ -1,0 +1,166 @@
+//! The other commands: explain, rules, graph and context.
+
+use super::*;
+
+#[test]
+fn explain_and_rules() {
+    let out = mzk(&["explain", "mz101"], &repo());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("# MZ101 unknown-key"));
+    // The generated section is a Markdown section of its own.
+    assert!(stdout(&out).contains(
+        "what you wrote).\n\n## Severity and configuration\n\nDefault severity: **error**"
+    ));
+    let by_name = stdout(&mzk(&["explain", "duplicate-key"], &repo()));
+    assert!(by_name.starts_with("# MZ002 duplicate-key"));
+    let rules = stdout(&mzk(&["rules"], &repo()));
+    // A header, then a line per rule with its group and default state.
+    assert_eq!(
+        rules.lines().count(),
+        mzk_analyzer::rules::Rule::ALL.len() + 1
+    );
+    assert!(rules.contains("MZ123  outcome-contract"));
+    assert!(rules
+        .lines()
+        .any(|l| l.starts_with("MZ804  unused-view-variable")
+            && l.contains("context-budget  opt-in")));
+    assert!(rules
+        .lines()
+        .any(|l| l.starts_with("MZ508  unbound-tool") && l.contains("correctness     on")));
+}
+
+#[test]
+fn graph_in_every_format() {
+    let bundle = "bundles/SupportDesk";
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["graph", bundle, "--format", "json"],
+        &repo(),
+    )))
+    .unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    let label = |id: &Value| nodes.iter().find(|n| n["id"] == *id).unwrap()["label"].clone();
+    let entry: Vec<&Value> = nodes.iter().filter(|n| n["entry"] == true).collect();
+    assert_eq!(entry.len(), 1);
+    assert_eq!(entry[0]["label"], "IntakeAgent");
+    assert!(
+        nodes.iter().any(|n| n["kind"] == "user") && nodes.iter().any(|n| n["kind"] == "terminate")
+    );
+    // The conveyor's workers run outside the graph.
+    let workers: Vec<&Value> = nodes
+        .iter()
+        .filter(|n| n["task_batch_agent"] == true)
+        .collect();
+    assert_eq!(workers.len(), 3, "{workers:?}");
+    let edges = json["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), 9);
+    let first = edges.iter().find(|e| e["rule_index"] == 0).unwrap();
+    assert_eq!(label(&first["from"]), "IntakeAgent");
+    assert_eq!(label(&first["to"]), "ClassifierAgent");
+    assert_eq!(first["label"], "ticket_captured == True");
+    assert_eq!(first["path"], "transition_graph.yaml");
+    assert_eq!(first["range"]["start"]["line"], 3);
+    assert_eq!(json["findings"].as_array().unwrap().len(), 0);
+
+    let mermaid = stdout(&mzk(&["graph", bundle], &repo()));
+    assert!(mermaid.starts_with("flowchart TD\n"), "{mermaid}");
+    assert!(
+        mermaid.contains("-->|\"triage_outcome == rejected\"|"),
+        "{mermaid}"
+    );
+    let dot = stdout(&mzk(&["graph", bundle, "--format", "dot"], &repo()));
+    assert!(dot.starts_with("digraph workflow {"), "{dot}");
+    assert!(dot.contains("shape=doublecircle"), "{dot}");
+    assert_eq!(mzk(&["graph", "docs"], &repo()).status.code(), Some(2));
+}
+
+#[test]
+fn graph_json_lists_routing_findings() {
+    let root = repo().join("tests/fixtures/graph");
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["graph", "Routes", "--format", "json"],
+        &root,
+    )))
+    .unwrap();
+    let codes: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    for code in ["MZ301", "MZ302", "MZ303", "MZ304", "MZ306"] {
+        assert!(codes.contains(&code), "{codes:?}");
+    }
+}
+
+#[test]
+fn the_rules_index_is_generated_from_the_registry() {
+    let out = mzk(&["rules", "--format", "markdown"], &repo());
+    let committed = std::fs::read_to_string(repo().join("docs/rules/README.md")).unwrap();
+    assert_eq!(
+        stdout(&out),
+        committed,
+        "docs/rules/README.md is stale: run `mzk rules --format markdown > docs/rules/README.md`"
+    );
+    // Every page the index links exists, and every page is in the index.
+    for entry in std::fs::read_dir(repo().join("docs/rules")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name != "README.md" {
+            assert!(
+                committed.contains(&format!("]({name})")),
+                "{name} is not a rule page"
+            );
+        }
+    }
+    let explained = stdout(&mzk(&["explain", "MZ211"], &repo()));
+    assert!(explained.starts_with("# MZ211 unused-variable"));
+    assert!(explained.contains("Default severity: **warning**"));
+    assert!(explained.contains("ignore = [\"MZ211\"]"));
+}
+
+#[test]
+fn context_shows_each_agents_prompt_and_its_size() {
+    let out = mzk(
+        &["context", "bundles/SupportDesk", "--output-format", "json"],
+        &repo(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["encoding"], "o200k_base");
+    let agents = report["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 6);
+    let intake = &agents[0];
+    assert_eq!(intake["agent"], "IntakeAgent");
+    let text = intake["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[ROLE]\nYou are the first contact"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n\nCUSTOMER_PLAN: None\nDESK_MODE: standard"),
+        "{text}"
+    );
+    assert_eq!(intake["chars"], text.chars().count());
+    let tokens = intake["tokens"].as_u64().unwrap();
+    assert!(tokens > 0 && tokens < text.len() as u64, "{tokens}");
+    assert_eq!(
+        intake["tools"],
+        serde_json::json!(["capture_ticket", "lookup_plan"])
+    );
+    let total: u64 = agents.iter().map(|a| a["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(report["total"]["tokens"], total);
+    // One agent, in the full format; an unknown one is a usage error.
+    let full = stdout(&mzk(
+        &["context", "bundles/SupportDesk", "--agent", "IntakeAgent"],
+        &repo(),
+    ));
+    assert!(full.starts_with("== IntakeAgent (agents.yaml:2)"), "{full}");
+    assert_eq!(
+        mzk(
+            &["context", "bundles/SupportDesk", "--agent", "Nobody"],
+            &repo()
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+}
