@@ -104,6 +104,44 @@ fn exported_schemas_reject_what_the_schema_description_forbids() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// What a value names comes from the schema description's `Refers`, the
+/// same that completion offers: the exported schemas say it in the field's
+/// description, so yaml-language-server's hover tells it too.
+#[test]
+fn exported_schemas_say_what_each_value_names() {
+    let out = mzk_tests::Scratch::new("schemas-refers");
+    assert!(mzk()
+        .args(["schema", "--out"])
+        .arg(&*out)
+        .status()
+        .unwrap()
+        .success());
+    let load = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
+    };
+    let graph = load("transition_graph.schema.json");
+    let rule = &graph["definitions"]["transition_rule"]["properties"];
+    let described = |field: &str| rule[field]["description"].as_str().unwrap().to_string();
+    assert!(
+        described("target_agent")
+            .ends_with("Names an agent of agents.yaml, `user` or `terminate`."),
+        "{}",
+        described("target_agent")
+    );
+    assert!(
+        described("source_agent").ends_with("Names an agent of agents.yaml or `user`."),
+        "{}",
+        described("source_agent")
+    );
+    assert!(
+        described("condition_key").ends_with("Names a context variable of context_variables.yaml."),
+        "{}",
+        described("condition_key")
+    );
+    // A field that names nothing says nothing of the kind.
+    assert!(!described("transition_type").contains("Names"));
+}
+
 /// Lowering and the cross-field rules read validated objects by key name; a key
 /// that drifted from the schema description (renamed, misspelt, an alias)
 /// would read as absent without a word. `Obj::field` debug-asserts every key

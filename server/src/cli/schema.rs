@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mzk_analyzer::schema::{
-    file_schema, Default, Field, FileKind, Kind, ListKind, Object, TextKind, FILE_KINDS,
+    file_schema, Default, Field, FileKind, Kind, ListKind, Object, Refers, TextKind, FILE_KINDS,
 };
 use serde_json::{json, Map, Value};
 
@@ -153,7 +153,14 @@ impl Definitions {
     fn field(&mut self, field: &Field) -> Value {
         let mut schema = self.kind(&field.kind);
         if let Some(map) = schema.as_object_mut() {
-            map.insert("description".into(), json!(field.doc));
+            let description = match (names(field.references()), &field.kind) {
+                (Some(names), Kind::List(_) | Kind::StrOrList) => {
+                    format!("{} Each names {names}.", field.doc)
+                }
+                (Some(names), _) => format!("{} Names {names}.", field.doc),
+                (None, _) => field.doc.to_string(),
+            };
+            map.insert("description".into(), json!(description));
             if let Some(default) = default_value(&field.default) {
                 map.insert("default".into(), default);
             }
@@ -309,6 +316,30 @@ impl Definitions {
             ),
         }
     }
+}
+
+/// What a field's value names, as its description says it: a JSON Schema
+/// cannot list the bundle's names, but an editor's hover can say what the
+/// value must be one of (the same `Refers` that mzk's completion offers).
+fn names(refers: Refers) -> Option<&'static str> {
+    Some(match refers {
+        Refers::Nothing => return None,
+        Refers::Agent {
+            user: true,
+            terminate: true,
+        } => "an agent of agents.yaml, `user` or `terminate`",
+        Refers::Agent { user: true, .. } => "an agent of agents.yaml or `user`",
+        Refers::Agent {
+            terminate: true, ..
+        } => "an agent of agents.yaml or `terminate`",
+        Refers::Agent { .. } => "an agent of agents.yaml",
+        Refers::Variable => "a context variable of context_variables.yaml",
+        Refers::Model { primitives: true } => {
+            "a definition of structured_outputs.yaml or a primitive type (`str`, `int` …)"
+        }
+        Refers::Model { primitives: false } => "a definition of structured_outputs.yaml",
+        Refers::Function => "a function of the entry's Python file",
+    })
 }
 
 /// A pattern for text that, once stripped (with `any_case`, lower-cased;
