@@ -13,6 +13,20 @@ fn mzk() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
 }
 
+/// Runs `mzk schema --out` into a scratch folder; reads a schema it wrote.
+fn exported_schemas(label: &str) -> impl Fn(&str) -> Value {
+    let out = mzk_tests::Scratch::new(label);
+    assert!(mzk()
+        .args(["schema", "--out"])
+        .arg(&*out)
+        .status()
+        .unwrap()
+        .success());
+    move |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
+    }
+}
+
 fn bundles_in(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap()
@@ -74,16 +88,7 @@ fn exported_schemas_accept_every_file_mozaiks_accepts() {
 
 #[test]
 fn exported_schemas_reject_what_the_schema_description_forbids() {
-    let out = mzk_tests::Scratch::new("schemas-neg");
-    assert!(mzk()
-        .args(["schema", "--out"])
-        .arg(&*out)
-        .status()
-        .unwrap()
-        .success());
-    let load = |name: &str| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
-    };
+    let load = exported_schemas("schemas-neg");
     let graph = jsonschema::draft7::new(&load("transition_graph.schema.json")).unwrap();
     let rule = json!({"source_agent": "A", "target_agent": "B", "transition_type": "after_turn"});
     assert!(graph.is_valid(&json!({"transition_rules": [rule]})));
@@ -101,7 +106,6 @@ fn exported_schemas_reject_what_the_schema_description_forbids() {
     assert!(
         !agents.is_valid(&json!({"agents": [{"name": "A", "max_consecutive_auto_reply": "many"}]}))
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// What a value names comes from the schema description's `Refers`, the
@@ -109,16 +113,7 @@ fn exported_schemas_reject_what_the_schema_description_forbids() {
 /// description, so yaml-language-server's hover tells it too.
 #[test]
 fn exported_schemas_say_what_each_value_names() {
-    let out = mzk_tests::Scratch::new("schemas-refers");
-    assert!(mzk()
-        .args(["schema", "--out"])
-        .arg(&*out)
-        .status()
-        .unwrap()
-        .success());
-    let load = |name: &str| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
-    };
+    let load = exported_schemas("schemas-refers");
     let graph = load("transition_graph.schema.json");
     let rule = &graph["definitions"]["transition_rule"]["properties"];
     let described = |field: &str| rule[field]["description"].as_str().unwrap().to_string();
