@@ -161,6 +161,41 @@ pub fn count(text: &str) -> usize {
         .sum()
 }
 
+/// Texts shorter than this are counted whole.
+const CHUNK_BYTES: usize = 2048;
+
+/// `text` cut into parts whose counts add up to the count of `text`: each
+/// cut is between a line break and a letter or digit (ASCII), which no
+/// piece of the pre-tokenizer spans — letter and number pieces never take
+/// a line break before them, and the pieces that hold line breaks (runs
+/// of whitespace, punctuation followed by `[\r\n/]*`) never take a letter
+/// or digit after them — and the pattern looks only ahead, never behind.
+/// Parts are at least [`CHUNK_BYTES`] long (but the last).
+fn chunks(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let from = start;
+        let mut cut = text.len();
+        let mut at = from + CHUNK_BYTES;
+        while at < bytes.len() {
+            match memchr::memchr(b'\n', &bytes[at..]) {
+                Some(i) if bytes.get(at + i + 1).is_some_and(u8::is_ascii_alphanumeric) => {
+                    cut = at + i + 1;
+                    break;
+                }
+                Some(i) => at += i + 1,
+                None => break,
+            }
+        }
+        start = cut;
+        Some(&text[from..cut])
+    })
+}
+
 /// Counts already made, kept by the caller's cache: the language server
 /// sizes the same prompts after every keystroke, and most of them did not
 /// change.
@@ -174,12 +209,13 @@ impl Default for TokenCounts {
 }
 
 impl TokenCounts {
-    /// As [`count`], looked up when the same text was counted before.
+    /// As [`count`], each chunk of the text (see [`chunks`]) looked up when
+    /// it was counted before: an edit inside a long prompt recounts only
+    /// the chunk it changed.
     pub fn count(&self, text: &str) -> usize {
-        if text.is_empty() {
-            return 0;
-        }
-        *self.0.get_or(memo::key([text]), || count(text))
+        chunks(text)
+            .map(|chunk| *self.0.get_or(memo::key([chunk]), || count(chunk)))
+            .sum()
     }
 
     /// Whether `text` is over `budget` tokens, and its count when it had to
@@ -230,9 +266,16 @@ mod tests {
         }
         assert!(corpus.len() > 20, "the example bundles were not read");
         let reference = bpe_openai::o200k_base();
+        let counts = TokenCounts::default();
         for text in &corpus {
             assert_eq!(count(text), reference.count(text), "{text:?}");
+            // Counted in chunks, as the cache counts.
+            assert_eq!(counts.count(text), reference.count(text), "{text:?}");
         }
+        assert!(
+            corpus.iter().any(|t| chunks(t).count() > 3),
+            "no text long enough to be cut"
+        );
     }
 
     /// Pieces that are not tokens exercise the merge: long runs, symbols,
@@ -294,6 +337,25 @@ mod tests {
         }
         let long = "QmFzZTY0IGRhdGEgYmxvYg".repeat(500) + &"=+".repeat(300) + &"ab".repeat(2000);
         assert_eq!(count(&long), reference.count(long.as_str()));
+        // Long texts of the same atoms, line breaks before letters, digits
+        // and everything else among them: the chunks' counts add up.
+        let counts = TokenCounts::default();
+        for _ in 0..40 {
+            let text: String = (0..4000)
+                .map(|_| atoms[(next() % atoms.len() as u64) as usize])
+                .collect();
+            assert!(chunks(&text).count() > 1);
+            assert_eq!(
+                chunks(&text).collect::<String>(),
+                text,
+                "the chunks are the text"
+            );
+            assert_eq!(
+                counts.count(&text),
+                reference.count(text.as_str()),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
