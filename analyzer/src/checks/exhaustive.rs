@@ -2,6 +2,10 @@
 //! `context_equals` and `context_expression` rules are evaluated in mozaiks'
 //! order (conditions in YAML order, first match wins) over every assignment
 //! of the finite domains of the variables they read (`model::domains`).
+//! A variable that may hold any integer takes part when the source's
+//! conditions only compare it with integer constants: the integer line is
+//! cut where one of those comparisons changes its answer, and one integer
+//! stands for each stretch.
 //! A source is skipped when any variable it reads has no known domain, when
 //! the product is too large, or when an expression could raise or does
 //! something this evaluator does not model: nothing is claimed then.
@@ -9,7 +13,7 @@
 use std::collections::HashSet;
 
 use crate::diagnostics::{did_you_mean, Diagnostic, Fix};
-use crate::model::domains::show;
+use crate::model::domains::{show, Domain};
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
 use crate::syntax::expression::{compile, CmpOp, Const, Expr};
@@ -131,16 +135,41 @@ fn check_source(
     let mut full: Vec<Vec<Value>> = Vec::new();
     let mut nullable: Vec<bool> = Vec::new();
     let mut initial_only: Vec<Option<String>> = Vec::new();
+    // For an integer variable, the stretch each of its values stands for.
+    let mut spans: Vec<Option<Vec<Span>>> = Vec::new();
     let mut exact = true;
     for v in &vars {
-        let Some(known) = domains.known(v) else {
-            return;
-        };
-        let all = known.with_initial();
-        nullable.push(all.len() > known.values.len());
-        initial_only.push(known.initial_only.as_ref().map(Value::hash_key));
-        exact &= known.exact && known.fresh_for.iter().any(|a| a == source);
-        full.push(all);
+        match domains.of(v) {
+            Some(Domain::Known(known)) => {
+                let all = known.with_initial();
+                nullable.push(all.len() > known.values.len());
+                initial_only.push(known.initial_only.as_ref().map(Value::hash_key));
+                exact &= known.exact && known.fresh_for.iter().any(|a| a == source);
+                full.push(all);
+                spans.push(None);
+            }
+            Some(Domain::Integers(d)) => {
+                let Some(starts) = integer_cuts(&conds, v) else {
+                    return;
+                };
+                let parts = partition(starts);
+                let mut all: Vec<Value> = parts
+                    .iter()
+                    .map(|p| Value::Int(p.representative()))
+                    .collect();
+                if d.may_be_null {
+                    all.push(Value::Null);
+                }
+                // Null is never a witness: it may only be the value before
+                // the first write.
+                nullable.push(d.may_be_null);
+                initial_only.push(None);
+                exact &= d.fresh_for.iter().any(|a| a == source);
+                full.push(all);
+                spans.push(Some(parts));
+            }
+            _ => return,
+        }
     }
     let size = full
         .iter()
@@ -201,7 +230,10 @@ fn check_source(
     };
     let describe = |a: &[usize], used: &[usize]| -> String {
         used.iter()
-            .map(|&i| format!("`{}` is `{}`", vars[i], show(&full[i][a[i]])))
+            .map(|&i| match spans[i].as_ref().and_then(|p| p.get(a[i])) {
+                Some(span) => span.describe(&vars[i]),
+                None => format!("`{}` is `{}`", vars[i], show(&full[i][a[i]])),
+            })
             .collect::<Vec<_>>()
             .join(" and ")
     };
@@ -222,6 +254,11 @@ fn check_source(
                     continue;
                 }
                 let i = vars.iter().position(|v| v == key).unwrap_or(0);
+                // An integer variable compared with null: the message below
+                // lists values, not stretches; claim nothing.
+                if spans[i].is_some() {
+                    continue;
+                }
                 let shown: Vec<String> = full[i].iter().map(show).collect();
                 let strings: Vec<&str> = full[i]
                     .iter()
@@ -263,11 +300,13 @@ fn check_source(
                     .iter()
                     .enumerate()
                     .filter(|(_, v)| rule.expression_refs.iter().any(|r| &r.text == *v))
-                    .map(|(i, v)| {
-                        format!(
+                    .map(|(i, v)| match spans[i] {
+                        Some(_) if nullable[i] => format!("`{v}` ∈ {{any integer, null}}"),
+                        Some(_) => format!("`{v}` ∈ {{any integer}}"),
+                        None => format!(
                             "`{v}` ∈ {{{}}}",
                             full[i].iter().map(show).collect::<Vec<_>>().join(", ")
-                        )
+                        ),
                     })
                     .collect();
                 Diagnostic::new(
@@ -375,6 +414,171 @@ fn check_source(
             source: source.to_string(),
         }),
     );
+}
+
+/// Largest constant magnitude the partition accepts: the evaluator compares
+/// numbers as `f64`, exact for integers only below 2^53.
+const MAX_CUT: i128 = 1 << 52;
+
+/// A stretch of the integer line on which every comparison a source's
+/// conditions make with one variable has the same answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Span {
+    lo: Option<i128>,
+    hi: Option<i128>,
+}
+
+impl Span {
+    fn representative(&self) -> i128 {
+        match (self.lo, self.hi) {
+            (Some(l), _) => l,
+            (None, Some(h)) => h,
+            (None, None) => 0,
+        }
+    }
+
+    /// The stretch as a witness reads it (`` `n` ≥ 3 ``), not its
+    /// representative.
+    fn describe(&self, var: &str) -> String {
+        match (self.lo, self.hi) {
+            (None, None) => format!("`{var}` is any integer"),
+            (None, Some(h)) => format!("`{var}` ≤ {h}"),
+            (Some(l), None) => format!("`{var}` ≥ {l}"),
+            (Some(l), Some(h)) if l == h => format!("`{var}` is `{l}`"),
+            (Some(l), Some(h)) => format!("{l} ≤ `{var}` ≤ {h}"),
+        }
+    }
+}
+
+/// Cuts the integer line before each of `starts`.
+fn partition(mut starts: Vec<i128>) -> Vec<Span> {
+    starts.sort_unstable();
+    starts.dedup();
+    let mut spans = Vec::with_capacity(starts.len() + 1);
+    let mut lo = None;
+    for s in starts {
+        spans.push(Span {
+            lo,
+            hi: Some(s - 1),
+        });
+        lo = Some(s);
+    }
+    spans.push(Span { lo, hi: None });
+    spans
+}
+
+/// Where the answers of the comparisons of `var` in the conditions change
+/// (the first integer of each new stretch); `None` when `var` is used in a
+/// way the partition does not cover (arithmetic, another variable, a
+/// string, `in`), and then nothing is claimed.
+fn integer_cuts(conds: &[(&TransitionRule, Cond)], var: &str) -> Option<Vec<i128>> {
+    let mut starts = Vec::new();
+    for (_, c) in conds {
+        match c {
+            Cond::Equals(k, v) if k == var => match v {
+                Value::Int(i) => {
+                    let i = small(*i)?;
+                    starts.extend([i, i + 1]);
+                }
+                Value::Null => {}
+                _ => return None,
+            },
+            Cond::Equals(..) => {}
+            Cond::Expression(e) => integer_uses(e, var, true, &mut starts)?,
+        }
+    }
+    Some(starts)
+}
+
+fn small(i: i128) -> Option<i128> {
+    (i.abs() <= MAX_CUT).then_some(i)
+}
+
+fn mentions(e: &Expr, var: &str) -> bool {
+    let mut names = Vec::new();
+    refs(e, &mut names);
+    names.iter().any(|n| n == var)
+}
+
+/// `truth`: only the truthiness of `e` is used (the whole condition, or
+/// under `not`/`and`/`or` there), so a bare `${var}` is a test against 0.
+fn integer_uses(e: &Expr, var: &str, truth: bool, starts: &mut Vec<i128>) -> Option<()> {
+    match e {
+        Expr::Ref(n) if n == var => {
+            if !truth {
+                return None;
+            }
+            starts.extend([0, 1]);
+        }
+        Expr::Not(x) => integer_uses(x, var, true, starts)?,
+        Expr::And(xs) | Expr::Or(xs) => {
+            for x in xs {
+                integer_uses(x, var, truth, starts)?;
+            }
+        }
+        Expr::Compare(first, rest) => {
+            let operands: Vec<&Expr> = std::iter::once(first.as_ref())
+                .chain(rest.iter().map(|(_, x)| x))
+                .collect();
+            if operands
+                .iter()
+                .any(|x| !matches!(x, Expr::Ref(_) | Expr::Const(_)) && mentions(x, var))
+            {
+                return None;
+            }
+            for (k, (op, _)) in rest.iter().enumerate() {
+                integer_pair(operands[k], *op, operands[k + 1], var, starts)?;
+            }
+        }
+        other => {
+            if mentions(other, var) {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+/// One link `left op right` of a comparison chain.
+fn integer_pair(
+    left: &Expr,
+    op: CmpOp,
+    right: &Expr,
+    var: &str,
+    starts: &mut Vec<i128>,
+) -> Option<()> {
+    let is_var = |x: &Expr| matches!(x, Expr::Ref(n) if n == var);
+    let (c, op) = match (left, right) {
+        (l, Expr::Const(c)) if is_var(l) => (c, op),
+        (Expr::Const(c), r) if is_var(r) => (
+            c,
+            match op {
+                CmpOp::Lt => CmpOp::Gt,
+                CmpOp::LtE => CmpOp::GtE,
+                CmpOp::Gt => CmpOp::Lt,
+                CmpOp::GtE => CmpOp::LtE,
+                CmpOp::Eq | CmpOp::NotEq | CmpOp::Is | CmpOp::IsNot => op,
+                CmpOp::In | CmpOp::NotIn => return None,
+            },
+        ),
+        (l, r) if is_var(l) || is_var(r) => return None,
+        _ => return Some(()),
+    };
+    match (c, op) {
+        // A null test: no integer equals null.
+        (Const::None, CmpOp::Eq | CmpOp::NotEq | CmpOp::Is | CmpOp::IsNot) => {}
+        (Const::Int(i), _) => {
+            let i = small(*i)?;
+            match op {
+                CmpOp::Lt | CmpOp::GtE => starts.push(i),
+                CmpOp::LtE | CmpOp::Gt => starts.push(i + 1),
+                CmpOp::Eq | CmpOp::NotEq => starts.extend([i, i + 1]),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    }
+    Some(())
 }
 
 /// The keys whose impossible values other rules report (MZ123 outcome keys,

@@ -33,6 +33,11 @@ const MAX_VALUES: usize = 64;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Domain {
     Known(KnownDomain),
+    /// Any integer: a writer copies a registry model's `int` field, which the
+    /// model may fill with any integer; every other writer writes integers.
+    /// Routing compares it with constants, so the checks partition the
+    /// integer line at those constants instead of listing values.
+    Integers(IntegerDomain),
     /// Why no finite set of values can be claimed.
     Unknown(String),
 }
@@ -56,6 +61,17 @@ pub struct KnownDomain {
     /// Agents whose every turn writes the variable (an auto tool that
     /// writes it unconditionally, or its outcome contract): after their
     /// turn it holds a value written then, whatever path led there.
+    pub fresh_for: Vec<String>,
+    /// Where the values come from, for hover.
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntegerDomain {
+    /// As [`KnownDomain::may_be_null`]: it starts unset, or a writer may
+    /// write null (an optional field).
+    pub may_be_null: bool,
+    /// As [`KnownDomain::fresh_for`].
     pub fresh_for: Vec<String>,
     /// Where the values come from, for hover.
     pub sources: Vec<String>,
@@ -262,6 +278,8 @@ fn domain(
         acc.source("declared `boolean`".into());
     }
     let mut writers = 0usize;
+    // A writer copies an `int` field: the variable may hold any integer.
+    let mut any_integer = false;
     let mut fresh_for: Vec<String> = Vec::new();
     let mut fresh = |agents: &[super::Name]| {
         for a in agents {
@@ -381,7 +399,8 @@ fn domain(
                     }
                     Written::Param { function, param } => {
                         match param_values(bundle, w.file, function, param) {
-                            Ok((values, model)) => {
+                            Ok((values, model, integers)) => {
+                                any_integer |= integers;
                                 for v in values {
                                     acc.add(v);
                                 }
@@ -418,6 +437,23 @@ fn domain(
         // Nothing visible writes it: mozaiks' own code may (a tool can call
         // it with the bridge), so no claim, not even for a boolean.
         return Domain::Unknown("no writer mzk can follow sets it".into());
+    }
+    if any_integer {
+        // Every other value must be an integer (or null) for the interval
+        // reading to cover it; a bool or string beside them is not modelled.
+        if boolean
+            || !acc
+                .values
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::Null))
+        {
+            return unknown_or_boolean(boolean, "it holds integers and other values".into());
+        }
+        return Domain::Integers(IntegerDomain {
+            may_be_null: initial_null || acc.values.contains(&Value::Null),
+            fresh_for,
+            sources: acc.sources,
+        });
     }
     if acc.values.len() > MAX_VALUES || !acc.values.iter().all(simple) {
         return Domain::Unknown("too many values".into());
@@ -483,17 +519,19 @@ fn normalize(name: &str) -> String {
 
 /// The values an auto tool's parameter receives from its agents' registry
 /// models (runtime-semantics §5.4): every binding of the function must be an
-/// auto tool, and the field it fills a literal (or a union of literals).
+/// auto tool, and the field it fills a literal (or a union of literals), or
+/// an `int` field (then the third item is true: any integer).
 fn param_values(
     bundle: &Bundle,
     file: crate::diagnostics::FileId,
     function: &str,
     param: &str,
-) -> Result<(Vec<Value>, String), String> {
+) -> Result<(Vec<Value>, String, bool), String> {
     use super::python::{BindingOwner, BindingTarget};
     let mut values = Vec::new();
     let mut models = Vec::new();
     let mut bound = 0;
+    let mut integers = false;
     for b in &bundle.bindings {
         if b.target != BindingTarget::File(file)
             || b.function.as_ref().map(|f| f.text.as_str()) != Some(function)
@@ -532,9 +570,14 @@ fn param_values(
                     model.name.text
                 ));
             };
-            values.extend(field_values(bundle, field).ok_or_else(|| {
-                format!("`{}.{}` is not a literal", model.name.text, field.name.text)
-            })?);
+            if let Some(default) = integer_field(field) {
+                integers = true;
+                values.extend(default);
+            } else {
+                values.extend(field_values(bundle, field).ok_or_else(|| {
+                    format!("`{}.{}` is not a literal", model.name.text, field.name.text)
+                })?);
+            }
             models.push(model.name.text.clone());
         }
     }
@@ -544,7 +587,7 @@ fn param_values(
         ));
     }
     models.dedup();
-    Ok((values, models.join("`/`")))
+    Ok((values, models.join("`/`"), integers))
 }
 
 fn scalar_values(nodes: &[crate::syntax::Node]) -> Option<Vec<Value>> {
@@ -569,6 +612,27 @@ fn named_values(bundle: &Bundle, name: &str, depth: usize) -> Option<Vec<Value>>
             Some(out)
         }
         _ => None,
+    }
+}
+
+/// For an `int` field, which Pydantic validates to an integer: the value it
+/// holds when the model omits it (none when it is required). `None` when it
+/// is not an `int` field or its default is not an integer or null (Pydantic
+/// does not validate defaults).
+fn integer_field(field: &ModelField) -> Option<Option<Value>> {
+    let ty = field.field_type.as_ref()?.text.as_str();
+    if !matches!(ty, "int" | "integer") {
+        return None;
+    }
+    if !field.has_default {
+        return Some(None);
+    }
+    match field.default.as_ref().map(|d| &d.kind) {
+        None => Some(Some(Value::Null)),
+        Some(NodeKind::Scalar(s)) if matches!(s.value, Value::Int(_) | Value::Null) => {
+            Some(Some(s.value.clone()))
+        }
+        Some(_) => None,
     }
 }
 
