@@ -386,13 +386,77 @@ fn check_source(
     if uncovered.is_empty() {
         return;
     }
-    let all: Vec<usize> = (0..vars.len()).collect();
-    let witnesses: Vec<String> = uncovered
+    // A witness leaves out the variables whose every written value is
+    // uncovered too ("when `verdict` is `reject`"), dropped one at a time
+    // while the whole product over the dropped ones stays uncovered.
+    let stride: Vec<usize> = full
         .iter()
-        .take(MAX_WITNESSES)
-        .map(|&a| describe(&assignments[a], &all))
+        .scan(1usize, |s, d| {
+            let here = *s;
+            *s *= d.len();
+            Some(here)
+        })
         .collect();
-    let more = uncovered.len().saturating_sub(MAX_WITNESSES);
+    let written = |i: usize, vi: usize| {
+        !(nullable[i] && vi == full[i].len() - 1)
+            && initial_only[i].as_ref() != Some(&full[i][vi].hash_key())
+    };
+    let uncovered_over = |a: &[usize], free: &[usize]| -> bool {
+        let mut cur = a.to_vec();
+        let mut odo = vec![0usize; free.len()];
+        loop {
+            for (k, &i) in free.iter().enumerate() {
+                cur[i] = odo[k];
+            }
+            let all_written = free.iter().all(|&i| written(i, cur[i]));
+            let at: usize = cur.iter().zip(&stride).map(|(v, s)| v * s).sum();
+            if all_written && truth.iter().any(|row| row[at]) {
+                return false;
+            }
+            let mut k = 0;
+            while k < free.len() {
+                odo[k] += 1;
+                if odo[k] < full[free[k]].len() {
+                    break;
+                }
+                odo[k] = 0;
+                k += 1;
+            }
+            if k == free.len() {
+                return true;
+            }
+        }
+    };
+    let reduce = |a: &[usize]| -> Vec<usize> {
+        let mut free: Vec<usize> = Vec::new();
+        for i in 0..vars.len() {
+            free.push(i);
+            if free.len() == vars.len() || !uncovered_over(a, &free) {
+                free.pop();
+            }
+        }
+        (0..vars.len()).filter(|i| !free.contains(i)).collect()
+    };
+    let mut shown: Vec<(Vec<usize>, usize)> = Vec::new();
+    let mut more = 0usize;
+    for &a in &uncovered {
+        let asg = &assignments[a];
+        if shown
+            .iter()
+            .any(|(used, b)| used.iter().all(|&i| assignments[*b][i] == asg[i]))
+        {
+            continue;
+        }
+        if shown.len() == MAX_WITNESSES {
+            more += 1;
+            continue;
+        }
+        shown.push((reduce(asg), a));
+    }
+    let witnesses: Vec<String> = shown
+        .iter()
+        .map(|(used, a)| describe(&assignments[*a], used))
+        .collect();
     let last = conds.last().map(|(r, _)| *r).unwrap_or(rules[0]);
     out.push(
         Diagnostic::new(
@@ -792,6 +856,80 @@ mod tests {
                 .map_or(Value::Null, |(_, v)| v.clone())
         };
         eval(&e, &lookup).map(|p| truthy(&p))
+    }
+
+    fn cuts(src: &str) -> Option<Vec<Span>> {
+        let (e, _) = compile(src).unwrap();
+        let mut starts = Vec::new();
+        integer_uses(&e, "n", true, &mut starts)?;
+        Some(partition(starts))
+    }
+
+    fn span(lo: Option<i128>, hi: Option<i128>) -> Span {
+        Span { lo, hi }
+    }
+
+    #[test]
+    fn the_integer_line_is_cut_where_a_comparison_changes() {
+        assert_eq!(
+            cuts("${n} < 3"),
+            Some(vec![span(None, Some(2)), span(Some(3), None)])
+        );
+        // `<=` and a constant on the left cut after the constant.
+        assert_eq!(cuts("3 >= ${n}"), cuts("${n} <= 3"));
+        assert_eq!(
+            cuts("${n} <= 3"),
+            Some(vec![span(None, Some(3)), span(Some(4), None)])
+        );
+        // Equality isolates the constant; a chain cuts at both ends.
+        assert_eq!(
+            cuts("${n} == 2 or 0 < ${n} < 5"),
+            Some(vec![
+                span(None, Some(0)),
+                span(Some(1), Some(1)),
+                span(Some(2), Some(2)),
+                span(Some(3), Some(4)),
+                span(Some(5), None)
+            ])
+        );
+        // A bare reference is a test against 0; a null test cuts nothing.
+        assert_eq!(
+            cuts("${n} is not None and not ${n}"),
+            Some(vec![
+                span(None, Some(-1)),
+                span(Some(0), Some(0)),
+                span(Some(1), None)
+            ])
+        );
+        assert_eq!(cuts("${other} == 'x'"), Some(vec![span(None, None)]));
+        // Each stretch's representative lies in it.
+        for p in cuts("${n} == 2 or 0 < ${n} < 5").unwrap() {
+            let r = p.representative();
+            assert!(p.lo.is_none_or(|l| l <= r) && p.hi.is_none_or(|h| r <= h));
+        }
+    }
+
+    #[test]
+    fn other_uses_of_an_integer_are_not_understood() {
+        for src in [
+            "${n} < ${m}",
+            "${n} == '3'",
+            "${n} == 1.5",
+            "${n} in [1, 2]",
+            "len(${n}) > 0",
+            "(${n} or 1) > 0",
+            "${n} < 9007199254740993",
+        ] {
+            assert_eq!(cuts(src), None, "{src}");
+        }
+    }
+
+    #[test]
+    fn witnesses_name_the_stretch() {
+        assert_eq!(span(Some(3), None).describe("n"), "`n` ≥ 3");
+        assert_eq!(span(None, Some(2)).describe("n"), "`n` ≤ 2");
+        assert_eq!(span(Some(3), Some(3)).describe("n"), "`n` is `3`");
+        assert_eq!(span(Some(3), Some(4)).describe("n"), "3 ≤ `n` ≤ 4");
     }
 
     #[test]

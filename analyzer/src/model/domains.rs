@@ -688,6 +688,87 @@ mod tests {
         analyze_bundle(&fs, Path::new("/w/MZ307"))
     }
 
+    /// The `domains/IntervalUncovered` fixture in memory, with files replaced.
+    fn interval(replace: &[(&str, &str)]) -> crate::Analysis {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/domains/IntervalUncovered");
+        let mut fs = MemoryFs::new();
+        for rel in [
+            "agents.yaml",
+            "context_variables.yaml",
+            "orchestrator.yaml",
+            "structured_outputs.yaml",
+            "tools.yaml",
+            "transition_graph.yaml",
+            "tools/record.py",
+        ] {
+            let text = replace.iter().find(|(r, _)| *r == rel).map_or_else(
+                || std::fs::read(source.join(rel)).unwrap(),
+                |(_, t)| t.as_bytes().to_vec(),
+            );
+            fs.insert(PathBuf::from("/w/B").join(rel), text);
+        }
+        analyze_bundle(&fs, Path::new("/w/B"))
+    }
+
+    #[test]
+    fn an_int_field_through_an_auto_tool_is_any_integer() {
+        let a = interval(&[]);
+        let Some(Domain::Integers(d)) = a.bundle.domains().of("revision_count") else {
+            panic!("{:?}", a.bundle.domains().of("revision_count"));
+        };
+        assert!(!d.may_be_null);
+        assert_eq!(d.fresh_for, vec!["JudgeAgent".to_string()]);
+        let f = a.bundle.file_at("context_variables.yaml").unwrap();
+        let at = f.text.find("revision_count:").unwrap() as u32 + 2;
+        let text = crate::ide::hover(&a, f.id, at).unwrap().1;
+        assert!(
+            text.contains("Values: any integer (`JudgeVerdict.revision_count` through auto tool `record_verdict`; default `0`)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn integers_beside_other_values_are_unknown() {
+        let so = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/domains/IntervalUncovered/structured_outputs.yaml"),
+        )
+        .unwrap();
+        let string_default = so.replace(
+            "revision_count: {type: int}",
+            "revision_count: {type: int, default: 'none'}",
+        );
+        for replace in [
+            // a string written beside the integers
+            vec![("tools/record.py", "def record_verdict(verdict: str, revision_count: int, context_variables=None):\n    context_variables.set(\"revision_count\", revision_count)\n    context_variables.set(\"revision_count\", 'many')\n")],
+            // a default Pydantic does not validate
+            vec![("structured_outputs.yaml", string_default.as_str())],
+            // a computed value
+            vec![("tools/record.py", "def record_verdict(verdict: str, revision_count: int, context_variables=None):\n    context_variables.set(\"revision_count\", revision_count + 1)\n")],
+        ] {
+            let a = interval(&replace);
+            assert!(
+                matches!(a.bundle.domains().of("revision_count"), Some(Domain::Unknown(_))),
+                "{replace:?}: {:?}",
+                a.bundle.domains().of("revision_count")
+            );
+        }
+        // An optional field may write null.
+        let optional = so.replace(
+            "revision_count: {type: int}",
+            "revision_count: {type: int, default: null}",
+        );
+        let a = interval(&[("structured_outputs.yaml", optional.as_str())]);
+        assert!(matches!(
+            a.bundle.domains().of("revision_count"),
+            Some(Domain::Integers(IntegerDomain {
+                may_be_null: true,
+                ..
+            }))
+        ));
+    }
+
     fn values(a: &crate::Analysis, name: &str) -> Option<Vec<String>> {
         a.bundle
             .domains()
