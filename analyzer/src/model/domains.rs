@@ -441,7 +441,10 @@ fn domain(
     if any_integer {
         // Every other value must be an integer (or null) for the interval
         // reading to cover it; a bool or string beside them is not modelled.
-        if boolean
+        // A declared type that rejects integers fails persistence (§3.5)
+        // before routing could read them: not modelled either.
+        let int_type = matches!(ty.as_str(), "" | "int" | "integer" | "number");
+        if !int_type
             || !acc
                 .values
                 .iter()
@@ -739,11 +742,19 @@ mod tests {
             "revision_count: {type: int}",
             "revision_count: {type: int, default: 'none'}",
         );
+        let cv_string = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/domains/IntervalUncovered/context_variables.yaml"),
+        )
+        .unwrap()
+        .replace("type: integer", "type: string");
         for replace in [
             // a string written beside the integers
             vec![("tools/record.py", "def record_verdict(verdict: str, revision_count: int, context_variables=None):\n    context_variables.set(\"revision_count\", revision_count)\n    context_variables.set(\"revision_count\", 'many')\n")],
             // a default Pydantic does not validate
             vec![("structured_outputs.yaml", string_default.as_str())],
+            // a declared type persistence rejects integers with
+            vec![("context_variables.yaml", cv_string.as_str())],
             // a computed value
             vec![("tools/record.py", "def record_verdict(verdict: str, revision_count: int, context_variables=None):\n    context_variables.set(\"revision_count\", revision_count + 1)\n")],
         ] {
