@@ -2,6 +2,10 @@
 //! `context_equals` and `context_expression` rules are evaluated in mozaiks'
 //! order (conditions in YAML order, first match wins) over every assignment
 //! of the finite domains of the variables they read (`model::domains`).
+//! A variable that may hold any integer takes part when the source's
+//! conditions only compare it with integer constants: the integer line is
+//! cut where one of those comparisons changes its answer, and one integer
+//! stands for each stretch.
 //! A source is skipped when any variable it reads has no known domain, when
 //! the product is too large, or when an expression could raise or does
 //! something this evaluator does not model: nothing is claimed then.
@@ -9,7 +13,7 @@
 use std::collections::HashSet;
 
 use crate::diagnostics::{did_you_mean, one_of, Diagnostic, Fix};
-use crate::model::domains::show;
+use crate::model::domains::{show, Domain};
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
 use crate::syntax::expression::{compile, CmpOp, Const, Expr};
@@ -131,16 +135,41 @@ fn check_source(
     let mut full: Vec<Vec<Value>> = Vec::new();
     let mut nullable: Vec<bool> = Vec::new();
     let mut initial_only: Vec<Option<String>> = Vec::new();
+    // For an integer variable, the stretch each of its values stands for.
+    let mut spans: Vec<Option<Vec<Span>>> = Vec::new();
     let mut exact = true;
     for v in &vars {
-        let Some(known) = domains.known(v) else {
-            return;
-        };
-        let all = known.with_initial();
-        nullable.push(all.len() > known.values.len());
-        initial_only.push(known.initial_only.as_ref().map(Value::hash_key));
-        exact &= known.exact && known.fresh_for.iter().any(|a| a == source);
-        full.push(all);
+        match domains.of(v) {
+            Some(Domain::Known(known)) => {
+                let all = known.with_initial();
+                nullable.push(all.len() > known.values.len());
+                initial_only.push(known.initial_only.as_ref().map(Value::hash_key));
+                exact &= known.exact && known.fresh_for.iter().any(|a| a == source);
+                full.push(all);
+                spans.push(None);
+            }
+            Some(Domain::Integers(d)) => {
+                let Some(starts) = integer_cuts(&conds, v) else {
+                    return;
+                };
+                let parts = partition(starts);
+                let mut all: Vec<Value> = parts
+                    .iter()
+                    .map(|p| Value::Int(p.representative()))
+                    .collect();
+                if d.may_be_null {
+                    all.push(Value::Null);
+                }
+                // Null is never a witness: it may only be the value before
+                // the first write.
+                nullable.push(d.may_be_null);
+                initial_only.push(None);
+                exact &= d.fresh_for.iter().any(|a| a == source);
+                full.push(all);
+                spans.push(Some(parts));
+            }
+            _ => return,
+        }
     }
     let size = full
         .iter()
@@ -201,7 +230,10 @@ fn check_source(
     };
     let describe = |a: &[usize], used: &[usize]| -> String {
         used.iter()
-            .map(|&i| format!("`{}` is `{}`", vars[i], show(&full[i][a[i]])))
+            .map(|&i| match spans[i].as_ref().and_then(|p| p.get(a[i])) {
+                Some(span) => span.describe(&vars[i]),
+                None => format!("`{}` is `{}`", vars[i], show(&full[i][a[i]])),
+            })
             .collect::<Vec<_>>()
             .join(" and ")
     };
@@ -222,6 +254,11 @@ fn check_source(
                     continue;
                 }
                 let i = vars.iter().position(|v| v == key).unwrap_or(0);
+                // An integer variable compared with null: the message below
+                // lists values, not stretches; claim nothing.
+                if spans[i].is_some() {
+                    continue;
+                }
                 let shown: Vec<String> = full[i].iter().map(show).collect();
                 let strings: Vec<&str> = full[i]
                     .iter()
@@ -263,11 +300,13 @@ fn check_source(
                     .iter()
                     .enumerate()
                     .filter(|(_, v)| rule.expression_refs.iter().any(|r| &r.text == *v))
-                    .map(|(i, v)| {
-                        format!(
+                    .map(|(i, v)| match spans[i] {
+                        Some(_) if nullable[i] => format!("`{v}` ∈ {{any integer, null}}"),
+                        Some(_) => format!("`{v}` ∈ {{any integer}}"),
+                        None => format!(
                             "`{v}` ∈ {{{}}}",
                             full[i].iter().map(show).collect::<Vec<_>>().join(", ")
-                        )
+                        ),
                     })
                     .collect();
                 Diagnostic::new(
@@ -347,13 +386,77 @@ fn check_source(
     if uncovered.is_empty() {
         return;
     }
-    let all: Vec<usize> = (0..vars.len()).collect();
-    let witnesses: Vec<String> = uncovered
+    // A witness leaves out the variables whose every written value is
+    // uncovered too ("when `verdict` is `reject`"), dropped one at a time
+    // while the whole product over the dropped ones stays uncovered.
+    let stride: Vec<usize> = full
         .iter()
-        .take(MAX_WITNESSES)
-        .map(|&a| describe(&assignments[a], &all))
+        .scan(1usize, |s, d| {
+            let here = *s;
+            *s *= d.len();
+            Some(here)
+        })
         .collect();
-    let more = uncovered.len().saturating_sub(MAX_WITNESSES);
+    let written = |i: usize, vi: usize| {
+        !(nullable[i] && vi == full[i].len() - 1)
+            && initial_only[i].as_ref() != Some(&full[i][vi].hash_key())
+    };
+    let uncovered_over = |a: &[usize], free: &[usize]| -> bool {
+        let mut cur = a.to_vec();
+        let mut odo = vec![0usize; free.len()];
+        loop {
+            for (k, &i) in free.iter().enumerate() {
+                cur[i] = odo[k];
+            }
+            let all_written = free.iter().all(|&i| written(i, cur[i]));
+            let at: usize = cur.iter().zip(&stride).map(|(v, s)| v * s).sum();
+            if all_written && truth.iter().any(|row| row[at]) {
+                return false;
+            }
+            let mut k = 0;
+            while k < free.len() {
+                odo[k] += 1;
+                if odo[k] < full[free[k]].len() {
+                    break;
+                }
+                odo[k] = 0;
+                k += 1;
+            }
+            if k == free.len() {
+                return true;
+            }
+        }
+    };
+    let reduce = |a: &[usize]| -> Vec<usize> {
+        let mut free: Vec<usize> = Vec::new();
+        for i in 0..vars.len() {
+            free.push(i);
+            if free.len() == vars.len() || !uncovered_over(a, &free) {
+                free.pop();
+            }
+        }
+        (0..vars.len()).filter(|i| !free.contains(i)).collect()
+    };
+    let mut shown: Vec<(Vec<usize>, usize)> = Vec::new();
+    let mut more = 0usize;
+    for &a in &uncovered {
+        let asg = &assignments[a];
+        if shown
+            .iter()
+            .any(|(used, b)| used.iter().all(|&i| assignments[*b][i] == asg[i]))
+        {
+            continue;
+        }
+        if shown.len() == MAX_WITNESSES {
+            more += 1;
+            continue;
+        }
+        shown.push((reduce(asg), a));
+    }
+    let witnesses: Vec<String> = shown
+        .iter()
+        .map(|(used, a)| describe(&assignments[*a], used))
+        .collect();
     let last = conds.last().map(|(r, _)| *r).unwrap_or(rules[0]);
     out.push(
         Diagnostic::new(
@@ -375,6 +478,171 @@ fn check_source(
             source: source.to_string(),
         }),
     );
+}
+
+/// Largest constant magnitude the partition accepts: the evaluator compares
+/// numbers as `f64`, exact for integers only below 2^53.
+const MAX_CUT: i128 = 1 << 52;
+
+/// A stretch of the integer line on which every comparison a source's
+/// conditions make with one variable has the same answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Span {
+    lo: Option<i128>,
+    hi: Option<i128>,
+}
+
+impl Span {
+    fn representative(&self) -> i128 {
+        match (self.lo, self.hi) {
+            (Some(l), _) => l,
+            (None, Some(h)) => h,
+            (None, None) => 0,
+        }
+    }
+
+    /// The stretch as a witness reads it (`` `n` ≥ 3 ``), not its
+    /// representative.
+    fn describe(&self, var: &str) -> String {
+        match (self.lo, self.hi) {
+            (None, None) => format!("`{var}` is any integer"),
+            (None, Some(h)) => format!("`{var}` ≤ {h}"),
+            (Some(l), None) => format!("`{var}` ≥ {l}"),
+            (Some(l), Some(h)) if l == h => format!("`{var}` is `{l}`"),
+            (Some(l), Some(h)) => format!("{l} ≤ `{var}` ≤ {h}"),
+        }
+    }
+}
+
+/// Cuts the integer line before each of `starts`.
+fn partition(mut starts: Vec<i128>) -> Vec<Span> {
+    starts.sort_unstable();
+    starts.dedup();
+    let mut spans = Vec::with_capacity(starts.len() + 1);
+    let mut lo = None;
+    for s in starts {
+        spans.push(Span {
+            lo,
+            hi: Some(s - 1),
+        });
+        lo = Some(s);
+    }
+    spans.push(Span { lo, hi: None });
+    spans
+}
+
+/// Where the answers of the comparisons of `var` in the conditions change
+/// (the first integer of each new stretch); `None` when `var` is used in a
+/// way the partition does not cover (arithmetic, another variable, a
+/// string, `in`), and then nothing is claimed.
+fn integer_cuts(conds: &[(&TransitionRule, Cond)], var: &str) -> Option<Vec<i128>> {
+    let mut starts = Vec::new();
+    for (_, c) in conds {
+        match c {
+            Cond::Equals(k, v) if k == var => match v {
+                Value::Int(i) => {
+                    let i = small(*i)?;
+                    starts.extend([i, i + 1]);
+                }
+                Value::Null => {}
+                _ => return None,
+            },
+            Cond::Equals(..) => {}
+            Cond::Expression(e) => integer_uses(e, var, true, &mut starts)?,
+        }
+    }
+    Some(starts)
+}
+
+fn small(i: i128) -> Option<i128> {
+    (i.abs() <= MAX_CUT).then_some(i)
+}
+
+fn mentions(e: &Expr, var: &str) -> bool {
+    let mut names = Vec::new();
+    refs(e, &mut names);
+    names.iter().any(|n| n == var)
+}
+
+/// `truth`: only the truthiness of `e` is used (the whole condition, or
+/// under `not`/`and`/`or` there), so a bare `${var}` is a test against 0.
+fn integer_uses(e: &Expr, var: &str, truth: bool, starts: &mut Vec<i128>) -> Option<()> {
+    match e {
+        Expr::Ref(n) if n == var => {
+            if !truth {
+                return None;
+            }
+            starts.extend([0, 1]);
+        }
+        Expr::Not(x) => integer_uses(x, var, true, starts)?,
+        Expr::And(xs) | Expr::Or(xs) => {
+            for x in xs {
+                integer_uses(x, var, truth, starts)?;
+            }
+        }
+        Expr::Compare(first, rest) => {
+            let operands: Vec<&Expr> = std::iter::once(first.as_ref())
+                .chain(rest.iter().map(|(_, x)| x))
+                .collect();
+            if operands
+                .iter()
+                .any(|x| !matches!(x, Expr::Ref(_) | Expr::Const(_)) && mentions(x, var))
+            {
+                return None;
+            }
+            for (k, (op, _)) in rest.iter().enumerate() {
+                integer_pair(operands[k], *op, operands[k + 1], var, starts)?;
+            }
+        }
+        other => {
+            if mentions(other, var) {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+/// One link `left op right` of a comparison chain.
+fn integer_pair(
+    left: &Expr,
+    op: CmpOp,
+    right: &Expr,
+    var: &str,
+    starts: &mut Vec<i128>,
+) -> Option<()> {
+    let is_var = |x: &Expr| matches!(x, Expr::Ref(n) if n == var);
+    let (c, op) = match (left, right) {
+        (l, Expr::Const(c)) if is_var(l) => (c, op),
+        (Expr::Const(c), r) if is_var(r) => (
+            c,
+            match op {
+                CmpOp::Lt => CmpOp::Gt,
+                CmpOp::LtE => CmpOp::GtE,
+                CmpOp::Gt => CmpOp::Lt,
+                CmpOp::GtE => CmpOp::LtE,
+                CmpOp::Eq | CmpOp::NotEq | CmpOp::Is | CmpOp::IsNot => op,
+                CmpOp::In | CmpOp::NotIn => return None,
+            },
+        ),
+        (l, r) if is_var(l) || is_var(r) => return None,
+        _ => return Some(()),
+    };
+    match (c, op) {
+        // A null test: no integer equals null.
+        (Const::None, CmpOp::Eq | CmpOp::NotEq | CmpOp::Is | CmpOp::IsNot) => {}
+        (Const::Int(i), _) => {
+            let i = small(*i)?;
+            match op {
+                CmpOp::Lt | CmpOp::GtE => starts.push(i),
+                CmpOp::LtE | CmpOp::Gt => starts.push(i + 1),
+                CmpOp::Eq | CmpOp::NotEq => starts.extend([i, i + 1]),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    }
+    Some(())
 }
 
 /// The keys whose impossible values other rules report (MZ123 outcome keys,
@@ -579,6 +847,80 @@ mod tests {
                 .map_or(Value::Null, |(_, v)| v.clone())
         };
         eval(&e, &lookup).map(|p| truthy(&p))
+    }
+
+    fn cuts(src: &str) -> Option<Vec<Span>> {
+        let (e, _) = compile(src).unwrap();
+        let mut starts = Vec::new();
+        integer_uses(&e, "n", true, &mut starts)?;
+        Some(partition(starts))
+    }
+
+    fn span(lo: Option<i128>, hi: Option<i128>) -> Span {
+        Span { lo, hi }
+    }
+
+    #[test]
+    fn the_integer_line_is_cut_where_a_comparison_changes() {
+        assert_eq!(
+            cuts("${n} < 3"),
+            Some(vec![span(None, Some(2)), span(Some(3), None)])
+        );
+        // `<=` and a constant on the left cut after the constant.
+        assert_eq!(cuts("3 >= ${n}"), cuts("${n} <= 3"));
+        assert_eq!(
+            cuts("${n} <= 3"),
+            Some(vec![span(None, Some(3)), span(Some(4), None)])
+        );
+        // Equality isolates the constant; a chain cuts at both ends.
+        assert_eq!(
+            cuts("${n} == 2 or 0 < ${n} < 5"),
+            Some(vec![
+                span(None, Some(0)),
+                span(Some(1), Some(1)),
+                span(Some(2), Some(2)),
+                span(Some(3), Some(4)),
+                span(Some(5), None)
+            ])
+        );
+        // A bare reference is a test against 0; a null test cuts nothing.
+        assert_eq!(
+            cuts("${n} is not None and not ${n}"),
+            Some(vec![
+                span(None, Some(-1)),
+                span(Some(0), Some(0)),
+                span(Some(1), None)
+            ])
+        );
+        assert_eq!(cuts("${other} == 'x'"), Some(vec![span(None, None)]));
+        // Each stretch's representative lies in it.
+        for p in cuts("${n} == 2 or 0 < ${n} < 5").unwrap() {
+            let r = p.representative();
+            assert!(p.lo.is_none_or(|l| l <= r) && p.hi.is_none_or(|h| r <= h));
+        }
+    }
+
+    #[test]
+    fn other_uses_of_an_integer_are_not_understood() {
+        for src in [
+            "${n} < ${m}",
+            "${n} == '3'",
+            "${n} == 1.5",
+            "${n} in [1, 2]",
+            "len(${n}) > 0",
+            "(${n} or 1) > 0",
+            "${n} < 9007199254740993",
+        ] {
+            assert_eq!(cuts(src), None, "{src}");
+        }
+    }
+
+    #[test]
+    fn witnesses_name_the_stretch() {
+        assert_eq!(span(Some(3), None).describe("n"), "`n` ≥ 3");
+        assert_eq!(span(None, Some(2)).describe("n"), "`n` ≤ 2");
+        assert_eq!(span(Some(3), Some(3)).describe("n"), "`n` is `3`");
+        assert_eq!(span(Some(3), Some(4)).describe("n"), "3 ≤ `n` ≤ 4");
     }
 
     #[test]

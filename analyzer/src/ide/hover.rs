@@ -190,6 +190,11 @@ fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextR
                         },
                         k.sources.join("; ")
                     ),
+                    Some(crate::model::domains::Domain::Integers(d)) => format!(
+                        "Values: any integer{} ({})\n\n",
+                        if d.may_be_null { ", or `null`" } else { "" },
+                        d.sources.join("; ")
+                    ),
                     Some(crate::model::domains::Domain::Unknown(why)) => {
                         format!("Values: not known ({why})\n\n")
                     }

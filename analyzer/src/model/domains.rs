@@ -34,6 +34,11 @@ const MAX_VALUES: usize = 64;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Domain {
     Known(KnownDomain),
+    /// Any integer: a writer copies a registry model's `int` field, which the
+    /// model may fill with any integer; every other writer writes integers.
+    /// Routing compares it with constants, so the checks partition the
+    /// integer line at those constants instead of listing values.
+    Integers(IntegerDomain),
     /// Why no finite set of values can be claimed.
     Unknown(String),
 }
@@ -57,6 +62,17 @@ pub struct KnownDomain {
     /// Agents whose every turn writes the variable (an auto tool that
     /// writes it unconditionally, or its outcome contract): after their
     /// turn it holds a value written then, whatever path led there.
+    pub fresh_for: Vec<String>,
+    /// Where the values come from, for hover.
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntegerDomain {
+    /// As [`KnownDomain::may_be_null`]: it starts unset, or a writer may
+    /// write null (an optional field).
+    pub may_be_null: bool,
+    /// As [`KnownDomain::fresh_for`].
     pub fresh_for: Vec<String>,
     /// Where the values come from, for hover.
     pub sources: Vec<String>,
@@ -263,6 +279,8 @@ fn domain(
         acc.source("declared `boolean`".into());
     }
     let mut writers = 0usize;
+    // A writer copies an `int` field: the variable may hold any integer.
+    let mut any_integer = false;
     let mut fresh_for: Vec<String> = Vec::new();
     let mut fresh = |agents: &[super::Name]| {
         for a in agents {
@@ -382,7 +400,8 @@ fn domain(
                     }
                     Written::Param { function, param } => {
                         match param_values(bundle, w.file, function, param) {
-                            Ok((values, model)) => {
+                            Ok((values, model, integers)) => {
+                                any_integer |= integers;
                                 for v in values {
                                     acc.add(v);
                                 }
@@ -419,6 +438,26 @@ fn domain(
         // Nothing visible writes it: mozaiks' own code may (a tool can call
         // it with the bridge), so no claim, not even for a boolean.
         return Domain::Unknown("no writer mzk can follow sets it".into());
+    }
+    if any_integer {
+        // Every other value must be an integer (or null) for the interval
+        // reading to cover it; a bool or string beside them is not modelled.
+        // A declared type that rejects integers fails persistence (§3.5)
+        // before routing could read them: not modelled either.
+        let int_type = matches!(ty.as_str(), "" | "int" | "integer" | "number");
+        if !int_type
+            || !acc
+                .values
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::Null))
+        {
+            return unknown_or_boolean(boolean, "it holds integers and other values".into());
+        }
+        return Domain::Integers(IntegerDomain {
+            may_be_null: initial_null || acc.values.contains(&Value::Null),
+            fresh_for,
+            sources: acc.sources,
+        });
     }
     if acc.values.len() > MAX_VALUES || !acc.values.iter().all(simple) {
         return Domain::Unknown("too many values".into());
@@ -477,17 +516,19 @@ fn auto_tools_binding<'b>(
 
 /// The values an auto tool's parameter receives from its agents' registry
 /// models (runtime-semantics §5.4): every binding of the function must be an
-/// auto tool, and the field it fills a literal (or a union of literals).
+/// auto tool, and the field it fills a literal (or a union of literals), or
+/// an `int` field (then the third item is true: any integer).
 fn param_values(
     bundle: &Bundle,
     file: crate::diagnostics::FileId,
     function: &str,
     param: &str,
-) -> Result<(Vec<Value>, String), String> {
+) -> Result<(Vec<Value>, String, bool), String> {
     use super::python::{BindingOwner, BindingTarget};
     let mut values = Vec::new();
     let mut models = Vec::new();
     let mut bound = 0;
+    let mut integers = false;
     for b in &bundle.bindings {
         if b.target != BindingTarget::File(file)
             || b.function.as_ref().map(|f| f.text.as_str()) != Some(function)
@@ -526,9 +567,14 @@ fn param_values(
                     model.name.text
                 ));
             };
-            values.extend(field_values(bundle, field).ok_or_else(|| {
-                format!("`{}.{}` is not a literal", model.name.text, field.name.text)
-            })?);
+            if let Some(default) = integer_field(field) {
+                integers = true;
+                values.extend(default);
+            } else {
+                values.extend(field_values(bundle, field).ok_or_else(|| {
+                    format!("`{}.{}` is not a literal", model.name.text, field.name.text)
+                })?);
+            }
             models.push(model.name.text.clone());
         }
     }
@@ -538,7 +584,7 @@ fn param_values(
         ));
     }
     models.dedup();
-    Ok((values, models.join("`/`")))
+    Ok((values, models.join("`/`"), integers))
 }
 
 fn scalar_values(nodes: &[crate::syntax::Node]) -> Option<Vec<Value>> {
@@ -563,6 +609,27 @@ fn named_values(bundle: &Bundle, name: &str, depth: usize) -> Option<Vec<Value>>
             Some(out)
         }
         _ => None,
+    }
+}
+
+/// For an `int` field, which Pydantic validates to an integer: the value it
+/// holds when the model omits it (none when it is required). `None` when it
+/// is not an `int` field or its default is not an integer or null (Pydantic
+/// does not validate defaults).
+fn integer_field(field: &ModelField) -> Option<Option<Value>> {
+    let ty = field.field_type.as_ref()?.text.as_str();
+    if !matches!(ty, "int" | "integer") {
+        return None;
+    }
+    if !field.has_default {
+        return Some(None);
+    }
+    match field.default.as_ref().map(|d| &d.kind) {
+        None => Some(Some(Value::Null)),
+        Some(NodeKind::Scalar(s)) if matches!(s.value, Value::Int(_) | Value::Null) => {
+            Some(Some(s.value.clone()))
+        }
+        Some(_) => None,
     }
 }
 
@@ -616,6 +683,95 @@ mod tests {
             record.as_bytes().to_vec(),
         );
         analyze_bundle(&fs, Path::new("/w/MZ307"))
+    }
+
+    /// The `domains/IntervalUncovered` fixture in memory, with files replaced.
+    fn interval(replace: &[(&str, &str)]) -> crate::Analysis {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/domains/IntervalUncovered");
+        let mut fs = MemoryFs::new();
+        for rel in [
+            "agents.yaml",
+            "context_variables.yaml",
+            "orchestrator.yaml",
+            "structured_outputs.yaml",
+            "tools.yaml",
+            "transition_graph.yaml",
+            "tools/record.py",
+        ] {
+            let text = replace.iter().find(|(r, _)| *r == rel).map_or_else(
+                || std::fs::read(source.join(rel)).unwrap(),
+                |(_, t)| t.as_bytes().to_vec(),
+            );
+            fs.insert(PathBuf::from("/w/B").join(rel), text);
+        }
+        analyze_bundle(&fs, Path::new("/w/B"))
+    }
+
+    #[test]
+    fn an_int_field_through_an_auto_tool_is_any_integer() {
+        let a = interval(&[]);
+        let Some(Domain::Integers(d)) = a.bundle.domains().of("revision_count") else {
+            panic!("{:?}", a.bundle.domains().of("revision_count"));
+        };
+        assert!(!d.may_be_null);
+        assert_eq!(d.fresh_for, vec!["JudgeAgent".to_string()]);
+        let f = a.bundle.file_at("context_variables.yaml").unwrap();
+        let at = f.text.find("revision_count:").unwrap() as u32 + 2;
+        let text = crate::ide::hover(&a, f.id, at).unwrap().1;
+        assert!(
+            text.contains("Values: any integer (`JudgeVerdict.revision_count` through auto tool `record_verdict`; default `0`)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn integers_beside_other_values_are_unknown() {
+        let so = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/domains/IntervalUncovered/structured_outputs.yaml"),
+        )
+        .unwrap();
+        let string_default = so.replace(
+            "revision_count: {type: int}",
+            "revision_count: {type: int, default: 'none'}",
+        );
+        let cv_string = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/domains/IntervalUncovered/context_variables.yaml"),
+        )
+        .unwrap()
+        .replace("type: integer", "type: string");
+        for replace in [
+            // a string written beside the integers
+            vec![("tools/record.py", "def record_verdict(verdict: str, revision_count: int, context_variables=None):\n    context_variables.set(\"revision_count\", revision_count)\n    context_variables.set(\"revision_count\", 'many')\n")],
+            // a default Pydantic does not validate
+            vec![("structured_outputs.yaml", string_default.as_str())],
+            // a declared type persistence rejects integers with
+            vec![("context_variables.yaml", cv_string.as_str())],
+            // a computed value
+            vec![("tools/record.py", "def record_verdict(verdict: str, revision_count: int, context_variables=None):\n    context_variables.set(\"revision_count\", revision_count + 1)\n")],
+        ] {
+            let a = interval(&replace);
+            assert!(
+                matches!(a.bundle.domains().of("revision_count"), Some(Domain::Unknown(_))),
+                "{replace:?}: {:?}",
+                a.bundle.domains().of("revision_count")
+            );
+        }
+        // An optional field may write null.
+        let optional = so.replace(
+            "revision_count: {type: int}",
+            "revision_count: {type: int, default: null}",
+        );
+        let a = interval(&[("structured_outputs.yaml", optional.as_str())]);
+        assert!(matches!(
+            a.bundle.domains().of("revision_count"),
+            Some(Domain::Integers(IntegerDomain {
+                may_be_null: true,
+                ..
+            }))
+        ));
     }
 
     fn values(a: &crate::Analysis, name: &str) -> Option<Vec<String>> {
