@@ -172,7 +172,7 @@ enum Change {
     DeleteSet(usize),
     /// Renames a tool's function (bound in tools.yaml).
     RenameFunction(usize),
-    /// Changes the key the builder's f-string makes.
+    /// Changes what the builder's f-string holds.
     BuiltKey(usize),
     /// Breaks a Python file's syntax.
     BreakPython(usize),
@@ -199,15 +199,16 @@ const TOOLS: &[&str] = &[
     "lifecycle.py",
     "escalate.py",
 ];
-/// The first two are of one length: a memo kept by less than the whole text
-/// would mix them up.
-const BUILT_HEADS: &[&str] = &[
-    "escalation_",
-    "escalatiox_",
-    "escalatio_",
-    "ticket_",
-    "",
-    "escalation_le",
+/// What the builder's f-string holds. The first two are of one length and
+/// both could build `escalation_level` (a piece is its prefix), but only the
+/// first does: a memo kept by less than the whole text would mix them up.
+const BUILT_KEYS: &[&str] = &[
+    "escalation_{kind}",
+    "escalation{kind}_",
+    "escalatio_{kind}",
+    "ticket_{kind}",
+    "{kind}",
+    "escalation_le{kind}",
 ];
 /// Files that come and go: bound tools, unbound code, a UI file, a shared
 /// file, a whole YAML file.
@@ -228,7 +229,7 @@ fn change() -> impl Strategy<Value = Change> {
         (0..TOOLS.len(), 0..VARIABLES.len()).prop_map(|(a, b)| Change::InsertSet(a, b)),
         (0..TOOLS.len()).prop_map(Change::DeleteSet),
         (0..TOOLS.len()).prop_map(Change::RenameFunction),
-        (0..BUILT_HEADS.len()).prop_map(Change::BuiltKey),
+        (0..BUILT_KEYS.len()).prop_map(Change::BuiltKey),
         (0..TOOLS.len()).prop_map(Change::BreakPython),
         (0..TOGGLED.len()).prop_map(Change::Toggle),
         (any::<usize>(), prop::collection::vec(edit(), 1..4))
@@ -352,17 +353,19 @@ fn apply(
                 },
             );
         }
-        Change::BuiltKey(head) => {
-            edit_file(files, at("SupportDesk/tools/escalate.py"), &|t| match (
-                t.find("f\""),
-                t.find("{kind}"),
-            ) {
-                (Some(a), Some(b)) if a + 2 <= b => {
-                    let mut t = t.clone();
-                    t.replace_range(a + 2..b, BUILT_HEADS[*head]);
-                    t
+        Change::BuiltKey(key) => {
+            edit_file(files, at("SupportDesk/tools/escalate.py"), &|t| {
+                let Some(open) = t.find("f\"").map(|i| i + 2) else {
+                    return t;
+                };
+                match t[open..].find('"') {
+                    Some(close) => {
+                        let mut t = t.clone();
+                        t.replace_range(open..open + close, BUILT_KEYS[*key]);
+                        t
+                    }
+                    None => t,
                 }
-                _ => t,
             });
         }
         Change::BreakPython(tool) => {
