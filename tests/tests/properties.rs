@@ -10,6 +10,8 @@
 //!   boundaries, start before end;
 //! - converting each range's ends to UTF-16 positions and back is the identity;
 //! - applying any offered fix never makes a YAML file that parsed stop parsing.
+//!
+//! `incremental` checks that analyses with kept caches equal fresh ones.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -21,6 +23,10 @@ use mzk_analyzer::syntax::{ColumnUnit, TextRange};
 use mzk_analyzer::{analyze_bundle, Analysis, Config, MemoryFs};
 use mzk_tests::repo;
 use proptest::prelude::*;
+
+// A folder of its own: a file beside this one would be a test target.
+#[path = "properties/incremental.rs"]
+mod incremental;
 
 const DIR: &str = "/w/SupportDesk";
 
