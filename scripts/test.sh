@@ -92,7 +92,9 @@ mkdir -p "$(dirname "$fuzz_build_log")"
 nice -n 19 python3 scripts/fuzz.py --build-only >"$fuzz_build_log" 2>&1 &
 fuzz_build_pid=$!
 # If a stage fails, the background build goes with the run.
-trap 'pkill -P "$fuzz_build_pid" 2>/dev/null; kill "$fuzz_build_pid" 2>/dev/null || true' EXIT
+# (Each command of the trap must succeed: under `set -e` a failing one
+# would turn the run's status into 1.)
+trap 'pkill -P "$fuzz_build_pid" 2>/dev/null || true; kill "$fuzz_build_pid" 2>/dev/null || true' EXIT
 stage "cargo test"
 cargo test --workspace -j2 -- --nocapture 2>&1
 # The example bundles' scenarios, with every transition rule covered, by the
@@ -114,6 +116,7 @@ if ! wait "$fuzz_build_pid"; then
   echo "the fuzz targets did not build (log above)" >&2
   exit 1
 fi
+trap - EXIT
 python3 scripts/fuzz.py --seconds "${MZK_FUZZ_SECONDS:-60}"
 stage ""
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then

@@ -61,6 +61,26 @@ pub fn corpus() -> Option<PathBuf> {
     }
 }
 
+/// Every file under `root` (folders walked with an explicit stack), by its
+/// path relative to `root`, sorted.
+pub fn files_under(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let relative = path.strip_prefix(root).unwrap().to_path_buf();
+                out.push((relative, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A copy of the real bundle `name` (with the corpus's `_shared/`) in a
 /// scratch folder of its own: the scratch root, and the bundle's folder.
 pub fn corpus_copy(corpus: &Path, name: &str, label: &str) -> (Scratch, PathBuf) {

@@ -194,22 +194,17 @@ fn the_python_excerpt_builds_what_the_whole_module_builds() {
         repo().join("tests/fixtures"),
     ];
     let (mut files, mut building) = (0, 0);
-    let mut stack: Vec<PathBuf> = roots.to_vec();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "py") {
-                let src = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+    for root in &roots {
+        for (path, bytes) in mzk_tests::files_under(root) {
+            if path.extension().is_some_and(|e| e == "py") {
+                let src = String::from_utf8_lossy(&bytes);
                 let whole = scan_whole(&src);
-                assert_eq!(scan(&src), whole, "{}", path.display());
+                assert_eq!(scan(&src), whole, "{}", root.join(&path).display());
                 files += 1;
                 building += usize::from(!whole.is_empty());
             }
         }
     }
-    eprintln!("{files} Python files, {building} of them build names");
     // The corpus holds hundreds of modules, dozens of which build names.
     assert!(
         files >= 200 && building >= 15,

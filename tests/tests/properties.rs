@@ -34,26 +34,10 @@ const DIR: &str = "/w/SupportDesk";
 fn files() -> &'static Vec<(String, Vec<u8>)> {
     static FILES: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
     FILES.get_or_init(|| {
-        let root = repo().join("bundles/SupportDesk");
-        let mut out = Vec::new();
-        let mut stack = vec![root.clone()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    let relative = path
-                        .strip_prefix(&root)
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned();
-                    out.push((relative, std::fs::read(&path).unwrap()));
-                }
-            }
-        }
-        out.sort();
-        out
+        mzk_tests::files_under(&repo().join("bundles/SupportDesk"))
+            .into_iter()
+            .map(|(relative, bytes)| (relative.to_string_lossy().into_owned(), bytes))
+            .collect()
     })
 }
 

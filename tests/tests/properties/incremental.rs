@@ -41,19 +41,8 @@ const BUILDER: &str = "from typing import Any\n\n\ndef escalate(kind: str, \
 fn initial() -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();
     for bundle in BUNDLES {
-        let root = repo().join("bundles").join(bundle);
-        let mut stack = vec![root.clone()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    let relative = path.strip_prefix(&root).unwrap();
-                    let at = Path::new(ROOT).join(bundle).join(relative);
-                    files.insert(at, std::fs::read(&path).unwrap());
-                }
-            }
+        for (relative, bytes) in mzk_tests::files_under(&repo().join("bundles").join(bundle)) {
+            files.insert(Path::new(ROOT).join(bundle).join(relative), bytes);
         }
     }
     let variables = Path::new(ROOT).join("SupportDesk/context_variables.yaml");
