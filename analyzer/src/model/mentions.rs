@@ -40,7 +40,9 @@ pub struct SharedMentions {
 #[derive(Debug, Clone, Default)]
 struct SharedPython {
     content: Vec<u8>,
-    ends: std::sync::OnceLock<std::sync::Arc<QuotedEnds>>,
+    /// The file's buildable text (`python_keys::buildable`) and its string
+    /// pieces, cut once for both the prefilter and the parse.
+    cut: std::sync::OnceLock<std::sync::Arc<(String, QuotedEnds)>>,
     built: std::sync::OnceLock<std::sync::Arc<BuiltNames>>,
 }
 
@@ -48,16 +50,19 @@ impl SharedMentions {
     /// Whether some shared Python file builds `name`.
     fn builds(&self, name: &str, memo: &BuiltMemo) -> bool {
         self.python.iter().any(|file| {
-            could_build(
-                file.ends.get_or_init(|| {
-                    let content = String::from_utf8_lossy(&file.content);
-                    std::sync::Arc::new(QuotedEnds::of(python_keys::buildable(&content).as_bytes()))
-                }),
-                name,
-            ) && file
-                .built
-                .get_or_init(|| memo.scan(&String::from_utf8_lossy(&file.content)))
-                .builds(name)
+            let cut = file.cut.get_or_init(|| {
+                let content = String::from_utf8_lossy(&file.content);
+                let buildable = python_keys::buildable(&content).into_owned();
+                let ends = QuotedEnds::of(buildable.as_bytes());
+                std::sync::Arc::new((buildable, ends))
+            });
+            could_build(&cut.1, name)
+                && file
+                    .built
+                    .get_or_init(|| {
+                        memo.scan_buildable(&String::from_utf8_lossy(&file.content), &cut.0)
+                    })
+                    .builds(name)
         })
     }
 }
@@ -116,7 +121,7 @@ impl SharedMentions {
                         if is_py {
                             python.push(SharedPython {
                                 content,
-                                ends: Default::default(),
+                                cut: Default::default(),
                                 built: Default::default(),
                             });
                         }
@@ -184,14 +189,14 @@ pub fn scan(
             let missing: Vec<usize> = (0..candidates.len())
                 .filter(|i| !here.contains(i))
                 .collect();
-            let ends = if python && !missing.is_empty() {
-                QuotedEnds::of(python_keys::buildable(&String::from_utf8_lossy(content)).as_bytes())
-            } else {
-                QuotedEnds::default()
-            };
-            if python && missing.iter().any(|&i| could_build(&ends, candidates[i])) {
-                let built = memo.scan(&String::from_utf8_lossy(content));
-                here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
+            if python && !missing.is_empty() {
+                let source = String::from_utf8_lossy(content);
+                let buildable = python_keys::buildable(&source);
+                let ends = QuotedEnds::of(buildable.as_bytes());
+                if missing.iter().any(|&i| could_build(&ends, candidates[i])) {
+                    let built = memo.scan_buildable(&source, &buildable);
+                    here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
+                }
             }
             let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
             names.sort();
@@ -216,7 +221,7 @@ pub fn scan(
 /// line, cut at `{`, `}` and `%` (the fields of f-strings and templates),
 /// keeping the pieces of three or more word characters. Read in one pass,
 /// over the lines that can build names (`python_keys::buildable`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct QuotedEnds {
     pieces: HashSet<Vec<u8>>,
 }

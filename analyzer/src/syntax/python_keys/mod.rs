@@ -82,15 +82,27 @@ impl BuiltMemo {
     pub fn scan(&self, src: &str) -> std::sync::Arc<BuiltNames> {
         self.0.get_or(crate::memo::key([src]), || scan(src))
     }
+
+    /// [`BuiltMemo::scan`] for a caller that already cut `src` down to its
+    /// [`buildable`] text (to read its string pieces first).
+    pub fn scan_buildable(&self, src: &str, buildable: &str) -> std::sync::Arc<BuiltNames> {
+        self.0
+            .get_or(crate::memo::key([src]), || built_from(src, buildable))
+    }
 }
 
 /// The names `src` builds. Never fails: what does not parse builds nothing.
 /// Only the excerpt of the lines that can build names is parsed.
 pub fn scan(src: &str) -> BuiltNames {
+    built_from(src, &buildable(src))
+}
+
+/// The names `src` builds, read from its [`buildable`] text.
+fn built_from(src: &str, buildable: &str) -> BuiltNames {
     if src.len() > MAX_SOURCE {
         return BuiltNames::default();
     }
-    scan_whole(&buildable(src))
+    scan_whole(buildable)
 }
 
 /// The text [`scan`] parses: the excerpt of `src` (see [`excerpt`]), or
