@@ -15,6 +15,9 @@
 5. Syntax (syntax.py): one-character edits of the real YAML files, judged by
    the reference's PyYAML; mzk must agree on each verdict and report its
    error at PyYAML's line and column for at least 90% of them.
+6. Python syntax (python_syntax.py): small edits of the real Python modules,
+   judged by the reference's interpreter (CPython's parser); mzk's MZ504 must
+   agree on each verdict and be on CPython's line for at least 90% of them.
 
 Stdlib only. Exit 0 on agreement (or a clear SKIP when PyPI is unreachable and
 nothing is cached), 1 on disagreement, 2 on a harness failure.
@@ -32,6 +35,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import python_syntax
 import syntax
 
 HERE = Path(__file__).resolve().parent
@@ -311,6 +315,8 @@ def main():
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--syntax-count", type=int, default=800,
                         help="one-character edits of the real YAML for the syntax stage (default 800)")
+    parser.add_argument("--python-syntax-count", type=int, default=600,
+                        help="small edits of the real Python for the Python syntax stage (default 600)")
     parser.add_argument("--keep", type=Path, help="write mutants here and keep them")
     parser.add_argument("--schema-check", type=Path,
                         help="the mzk-schema-check binary: also judge the exported JSON Schemas on the mutants")
@@ -406,6 +412,8 @@ def main():
         failures += check_schemas(mzk, args.schema_check.resolve(), work, mutants, verdicts)
     # 4. Syntax errors where and as PyYAML reports them.
     failures += syntax.check(mzk, python, corpus, work, args.syntax_count, args.seed, log)
+    # 5. Python syntax errors where and as CPython's parser reports them.
+    failures += python_syntax.check(mzk, python, corpus, work, args.python_syntax_count, args.seed, log)
 
     stale = sorted(set(allowed) - {m["id"] for m, _, _ in disagreements})
     if stale:

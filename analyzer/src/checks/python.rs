@@ -22,12 +22,12 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 ),
             ));
         }
-        if let Some(first) = file.module.syntax_errors.first() {
+        if let Some(error) = &file.module.syntax_error {
             out.push(Diagnostic::new(
                 Rule::PythonSyntax,
                 file.file,
-                *first,
-                "Python syntax error: mozaiks cannot import this module, so every function bound from it is silently dropped; fix the syntax",
+                error.range,
+                format!("Python syntax error ({}): mozaiks cannot import this module, so it logs the import error and skips every function bound from it; fix the syntax", error.problem),
             ));
         }
     }
@@ -100,7 +100,7 @@ fn binding_target(bundle: &Bundle, binding: &Binding, out: &mut Vec<Diagnostic>)
                     .chain(&module.assigned)
                     .any(|(n, _)| n == &function_name.text) => {}
                 // The syntax error, or the size, explains it.
-                None if !module.syntax_errors.is_empty() || module.too_large => {}
+                None if module.syntax_error.is_some() || module.too_large => {}
                 None => {
                     let defined: Vec<&str> =
                         module.defined.iter().map(|(n, _)| n.as_str()).collect();

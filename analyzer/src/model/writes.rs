@@ -203,7 +203,7 @@ pub fn read(bundle: &Bundle) -> PythonWrites {
         let Some(file) = bundle.file(py.file) else {
             continue;
         };
-        if py.module.too_large || !py.module.syntax_errors.is_empty() {
+        if py.module.too_large || py.module.syntax_error.is_some() {
             out.opaque
                 .get_or_insert_with(|| format!("`{}` could not be read", file.relative));
         } else {

@@ -5,6 +5,7 @@ pub mod line_index;
 pub mod python;
 pub mod python_keys;
 pub(crate) mod python_strings;
+pub mod python_validity;
 pub mod scalar;
 pub mod yaml;
 
