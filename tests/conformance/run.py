@@ -15,9 +15,10 @@
 5. Syntax (syntax.py): one-character edits of the real YAML files, judged by
    the reference's PyYAML; mzk must agree on each verdict and report its
    error at PyYAML's line and column for at least 90% of them.
-6. Python syntax (python_syntax.py): small edits of the real Python modules,
-   judged by the reference's interpreter (CPython's parser); mzk's MZ504 must
-   agree on each verdict and be on CPython's line for at least 90% of them.
+6. Python syntax (python_syntax.py): small edits of the real Python modules
+   and hand-written compile errors, judged by the reference's interpreter
+   (CPython's parser and compiler); mzk's MZ504 must agree on each verdict
+   and be on CPython's line for at least 90% of the parse errors.
 
 Stdlib only. Exit 0 on agreement (or a clear SKIP when PyPI is unreachable and
 nothing is cached), 1 on disagreement, 2 on a harness failure.

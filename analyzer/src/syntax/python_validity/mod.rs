@@ -7,13 +7,15 @@
 //! fixtures it parses 5.6 MB/s against ruff's 45 MB/s, and its error recovery
 //! accepts code Python refuses (a Python 2 `print` statement, for one).
 //!
-//! Syntax that only some Python versions accept is not reported: mzk does
-//! not know which Python (3.11 or later, for mozaiks 0.2.0) runs the bundle.
-//! Neither are the errors CPython's compiler raises after parsing (`return`
-//! outside a function, `nonlocal` at module level, a name both global and
-//! local).
+//! A module that parses is then checked for the errors CPython's compiler
+//! raises after parsing (`compiler.rs`). Syntax that only some Python
+//! versions accept is not reported: mzk does not know which Python (3.11 or
+//! later, for mozaiks 0.2.0) runs the bundle.
 
-use ruff_python_parser::{parse_unchecked, Mode, ParseOptions};
+mod compiler;
+
+use ruff_python_ast::PySourceType;
+use ruff_python_parser::parse_unchecked_source;
 
 use super::TextRange;
 
@@ -63,18 +65,20 @@ pub fn first_error(src: &str, longest_line: usize) -> Option<SyntaxError> {
 fn parse(src: &str) -> Option<SyntaxError> {
     // The parser is a dependency: were it ever to panic, that is no claim
     // about the user's module.
-    let parsed = std::panic::catch_unwind(|| {
-        let parsed = parse_unchecked(src, ParseOptions::from(Mode::Module));
-        parsed
-            .errors()
-            .iter()
-            .min_by_key(|e| e.location.start())
-            .map(|e| SyntaxError {
-                range: TextRange::new(e.location.start().to_u32(), e.location.end().to_u32()),
-                problem: e.error.to_string(),
-            })
+    let found = std::panic::catch_unwind(|| {
+        let parsed = parse_unchecked_source(src, PySourceType::Python);
+        let error = |range: ruff_text_size::TextRange, problem: String| SyntaxError {
+            range: TextRange::new(range.start().to_u32(), range.end().to_u32()),
+            problem,
+        };
+        match parsed.errors().iter().min_by_key(|e| e.location.start()) {
+            Some(e) => Some(error(e.location, e.error.to_string())),
+            None => {
+                compiler::first_error(parsed.syntax(), src).map(|e| error(e.range, e.to_string()))
+            }
+        }
     });
-    parsed.ok().flatten()
+    found.ok().flatten()
 }
 
 #[cfg(test)]
@@ -104,7 +108,7 @@ mod tests {
             "",
             "import os\n",
             "async def f(a, /, b=1, *args, c, **kw):\n    async with x as y:\n        await y\n    return [i async for i in a]\n",
-            "match x:\n    case {'a': [1, *rest]} | None:\n        pass\n    case _:\n        pass\n",
+            "match x:\n    case {'a': [1, *rest]} | [*rest]:\n        pass\n    case _:\n        pass\n",
             "def f():\n    try:\n        pass\n    except* ValueError:\n        pass\n",
             "x = f'{a!r:>{width}}' 'b' r'\\x00'\ny = b'a' rb'\\x00'\n",
         ] {
@@ -116,6 +120,39 @@ mod tests {
     fn bytes_beside_text_are_refused() {
         let (_, problem) = error("x = 'a' b'b'\n").unwrap();
         assert!(problem.contains("Bytes literal"), "{problem}");
+    }
+
+    /// Errors only CPython's compiler raises, each beside a lookalike it
+    /// accepts (tests/conformance/python_syntax.py compares many more with
+    /// CPython itself).
+    #[test]
+    fn compile_errors_are_found_and_lookalikes_pass() {
+        for (refused, accepted) in [
+            ("return 1\n", "def f():\n    return 1\n"),
+            (
+                "for x in y:\n    pass\nelse:\n    break\n",
+                "while x:\n    break\n",
+            ),
+            (
+                "def f():\n    await x\n",
+                "def f():\n    return (await x for x in y)\n",
+            ),
+            (
+                "def f():\n    x = 1\n    global x\n",
+                "def f():\n    global x\n    x = 1\n",
+            ),
+            (
+                "class C:\n    z = [(y := x) for x in r]\n",
+                "def f():\n    return [(y := x) for x in r]\n",
+            ),
+            ("def f(a, a):\n    pass\n", "def f(a, *, b):\n    pass\n"),
+        ] {
+            assert!(error(refused).is_some(), "{refused}");
+            assert_eq!(error(accepted), None, "{accepted}");
+        }
+        let (text, problem) = error("def f():\n    pass\nreturn 1\n").unwrap();
+        assert_eq!(text, "return 1");
+        assert!(problem.contains("outside of a function"), "{problem}");
     }
 
     #[test]
