@@ -3,12 +3,13 @@
 //! nodes, one edge per rule, the entry point, and the alternate entries
 //! (task-batch workers and triggers) that are reached outside the graph.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
+use crate::hash::{HashMap, HashSet};
 use crate::model::{Bundle, TransitionRule};
 
 /// A node of the transition graph.
@@ -71,9 +72,9 @@ impl TransitionGraph {
     pub fn build(bundle: &Bundle) -> TransitionGraph {
         let mut g = TransitionGraph {
             graph: DiGraph::new(),
-            nodes: HashMap::new(),
+            nodes: HashMap::default(),
             entry: None,
-            outside: HashSet::new(),
+            outside: HashSet::default(),
             dead: dead_rules(bundle),
         };
         g.node(Node::User);
@@ -148,7 +149,7 @@ impl TransitionGraph {
 
     /// Shortest paths from `start` (rule indices of the last edge into each node).
     pub fn paths_from(&self, start: NodeIndex) -> HashMap<NodeIndex, Option<(NodeIndex, usize)>> {
-        let mut parent: HashMap<NodeIndex, Option<(NodeIndex, usize)>> = HashMap::new();
+        let mut parent: HashMap<NodeIndex, Option<(NodeIndex, usize)>> = HashMap::default();
         parent.insert(start, None);
         let mut queue = VecDeque::from([start]);
         while let Some(n) = queue.pop_front() {
@@ -252,8 +253,8 @@ pub fn condition_key(rule: &TransitionRule) -> Option<String> {
 /// See [`Bundle::shadowed_rules`], which keeps the result.
 pub(crate) fn shadowed_rules(bundle: &Bundle) -> Vec<(usize, usize)> {
     use crate::model::TransitionType;
-    let mut fallback: HashMap<&str, usize> = HashMap::new();
-    let mut conditions: HashMap<(&str, String), usize> = HashMap::new();
+    let mut fallback: HashMap<&str, usize> = HashMap::default();
+    let mut conditions: HashMap<(&str, String), usize> = HashMap::default();
     let mut shadowed = Vec::new();
     for (i, rule) in bundle.rules.iter().enumerate() {
         let source = rule.source.text.as_str();

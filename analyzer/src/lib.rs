@@ -13,6 +13,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod fs;
 pub mod graph;
+pub mod hash;
 pub mod ide;
 pub mod limits;
 pub mod memo;

@@ -6,9 +6,11 @@
 //! `checks::PromptMemos`, `syntax::python_keys::BuiltMemo`), gathered in the
 //! caller's `cache::AnalysisCache`: no memo is process-wide.
 
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
+
+use xxhash_rust::xxh3::Xxh3Default;
+
+use crate::hash::HashMap;
 
 /// A text key: a hash of the texts and their total length.
 pub type Key = (u64, usize);
@@ -59,16 +61,18 @@ impl<V> Memo<V> {
     }
 }
 
-/// The key of some texts: a hash of them, in order, and their total length
-/// (two different texts would have to collide on both).
+/// The key of some texts: their XXH3-64 hash, in order, and their total
+/// length (two different texts would have to collide on both).
 pub fn key<'t>(texts: impl IntoIterator<Item = &'t str>) -> Key {
-    let mut h = DefaultHasher::new();
+    let mut h = Xxh3Default::new();
     let mut len = 0;
     for t in texts {
-        t.hash(&mut h);
+        // Each text's length before it: ["ab", "c"] and ["a", "bc"] differ.
+        h.update(&(t.len() as u64).to_le_bytes());
+        h.update(t.as_bytes());
         len += t.len();
     }
-    (h.finish(), len)
+    (h.digest(), len)
 }
 
 #[cfg(test)]
@@ -95,5 +99,6 @@ mod tests {
         });
         assert!(again);
         assert_ne!(key(["ab", "c"]), key(["a", "bc"]));
+        assert_ne!(key(["a"]), key(["a", ""]));
     }
 }

@@ -150,7 +150,7 @@ pub fn count(text: &str) -> usize {
     // Prose repeats its pieces (" the", " agent", ".\n\n"): each distinct
     // piece is searched in the vocabulary once per text, where a search is
     // some twenty probes into a 3 MB table.
-    let mut counted: std::collections::HashMap<&str, usize> = Default::default();
+    let mut counted: crate::hash::HashMap<&str, usize> = Default::default();
     PRE_TOKENIZER
         .split(text)
         .map(|piece| {

@@ -7,9 +7,8 @@
 //! followed by `(`. Agents with prompt middleware are skipped (it may add
 //! anything to the prompt).
 
-use std::collections::HashSet;
-
 use crate::diagnostics::Diagnostic;
+use crate::hash::HashSet;
 use crate::model::{Agent, Bundle, Name};
 use crate::rules::Rule;
 use crate::syntax::TextRange;
@@ -131,32 +130,31 @@ fn locate_nth(bundle: &Bundle, part: &Name, word: &str, nth: usize) -> TextRange
 /// What every agent's check reads, computed once per bundle.
 struct Shared<'b> {
     /// Agent → the variables of its view.
-    views: std::collections::HashMap<&'b str, HashSet<&'b str>>,
+    views: crate::hash::HashMap<&'b str, HashSet<&'b str>>,
     /// Lowercased names that are also something else the prompt may be
     /// talking about: a field of a structured output, a model, a tool or its
     /// parameter, an agent.
     other_meaning: HashSet<String>,
     /// Declared variables with an underscore in their name, by name and by
     /// exposure name (`NAME_IN_CAPS`); the first declaration wins.
-    by_name: std::collections::HashMap<&'b str, &'b crate::model::Variable>,
-    by_caps: std::collections::HashMap<String, &'b crate::model::Variable>,
+    by_name: crate::hash::HashMap<&'b str, &'b crate::model::Variable>,
+    by_caps: crate::hash::HashMap<String, &'b crate::model::Variable>,
     /// Agent → the tools it owns (indexes into `tools`).
-    owned: std::collections::HashMap<&'b str, Vec<usize>>,
+    owned: crate::hash::HashMap<&'b str, Vec<usize>>,
     /// Tool function (with an underscore) → its first tools.yaml entry.
-    by_function: std::collections::HashMap<&'b str, usize>,
+    by_function: crate::hash::HashMap<&'b str, usize>,
 }
 
 impl<'b> Shared<'b> {
     fn of(bundle: &'b Bundle) -> Shared<'b> {
-        let mut views: std::collections::HashMap<&str, HashSet<&str>> =
-            std::collections::HashMap::new();
+        let mut views: crate::hash::HashMap<&str, HashSet<&str>> = crate::hash::HashMap::default();
         for v in &bundle.agent_views {
             views
                 .entry(v.agent.text.as_str())
                 .or_default()
                 .extend(v.variables.iter().map(|n| n.text.as_str()));
         }
-        let mut other_meaning: HashSet<String> = HashSet::new();
+        let mut other_meaning: HashSet<String> = HashSet::default();
         for m in &bundle.models {
             other_meaning.extend(m.fields.iter().map(|f| f.name.text.to_lowercase()));
             other_meaning.insert(m.name.text.to_lowercase());
@@ -170,8 +168,8 @@ impl<'b> Shared<'b> {
             }
         }
         other_meaning.extend(bundle.agents.iter().map(|a| a.name.text.to_lowercase()));
-        let mut by_name = std::collections::HashMap::new();
-        let mut by_caps = std::collections::HashMap::new();
+        let mut by_name = crate::hash::HashMap::default();
+        let mut by_caps = crate::hash::HashMap::default();
         for var in bundle
             .variables
             .iter()
@@ -180,9 +178,8 @@ impl<'b> Shared<'b> {
             by_name.entry(var.name.text.as_str()).or_insert(var);
             by_caps.entry(var.name.text.to_uppercase()).or_insert(var);
         }
-        let mut owned: std::collections::HashMap<&str, Vec<usize>> =
-            std::collections::HashMap::new();
-        let mut by_function = std::collections::HashMap::new();
+        let mut owned: crate::hash::HashMap<&str, Vec<usize>> = crate::hash::HashMap::default();
+        let mut by_function = crate::hash::HashMap::default();
         for (i, t) in bundle.tools.iter().enumerate() {
             for a in &t.agents {
                 owned.entry(a.text.as_str()).or_default().push(i);
@@ -218,12 +215,12 @@ fn hidden_variables(
     if middleware.iter().any(|t| t.contains("snapshot(")) {
         return;
     }
-    let empty = HashSet::new();
+    let empty = HashSet::default();
     let view = shared.views.get(name).unwrap_or(&empty);
     let other_meaning = &shared.other_meaning;
     // Whole words of the prompt, looked up by name: (part, word, offset).
     let mut hits: Vec<(&Name, &str, &crate::model::Variable)> = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::default();
     for part in parts {
         let text = part.text.as_str();
         for (at, word) in underscored_words(text) {
@@ -370,7 +367,7 @@ fn uncallable_tools(
         .find(|t| t.auto_tool_call)
         .and_then(|t| t.function.as_ref());
     let offered: HashSet<&str> = if auto.is_some() {
-        HashSet::new()
+        HashSet::default()
     } else {
         owned
             .iter()
@@ -378,7 +375,7 @@ fn uncallable_tools(
             .filter_map(|t| t.function.as_ref().map(|f| f.text.as_str()))
             .collect()
     };
-    let mut reported: HashSet<&str> = HashSet::new();
+    let mut reported: HashSet<&str> = HashSet::default();
     let mut calls: Vec<(&Name, &crate::model::Tool, &str, usize)> = Vec::new();
     for part in parts {
         for (at, word) in underscored_words(&part.text) {

@@ -2,9 +2,8 @@
 //! field-type grammar, references between definitions, cycles, and the
 //! registry against agents.yaml (bundle-format §12, runtime-semantics §5.1).
 
-use std::collections::{HashMap, HashSet};
-
 use crate::diagnostics::{suggestion, Diagnostic};
+use crate::hash::{HashMap, HashSet};
 use crate::model::symbols::{RefSite, Resolution, SymbolKind, SymbolTable, PRIMITIVE_FIELD_TYPES};
 use crate::model::{Bundle, ModelDef, ModelKind, Name};
 use crate::rules::Rule;
@@ -173,7 +172,7 @@ fn cycles(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    let mut cyclic: HashSet<&str> = HashSet::new();
+    let mut cyclic: HashSet<&str> = HashSet::default();
     for component in petgraph::algo::tarjan_scc(&digraph) {
         let looped = component.len() > 1
             || component
@@ -205,7 +204,7 @@ fn cycles(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 
 /// The shortest dependency path from `start` back to itself, if any.
 fn path_back<'g>(graph: &'g HashMap<&str, Vec<String>>, start: &'g str) -> Option<Vec<&'g str>> {
-    let mut parent: HashMap<&str, &str> = HashMap::new();
+    let mut parent: HashMap<&str, &str> = HashMap::default();
     let mut queue = std::collections::VecDeque::from([start]);
     while let Some(node) = queue.pop_front() {
         for dep in graph.get(node).into_iter().flatten() {
@@ -339,7 +338,7 @@ fn unreferenced_model_defs(bundle: &Bundle, symbols: &SymbolTable) -> Vec<usize>
     };
     let workflow = workflow_name(bundle);
     // Where each type name is written: the model whose definition holds it.
-    let mut enclosing: HashMap<(crate::diagnostics::FileId, u32), &str> = HashMap::new();
+    let mut enclosing: HashMap<(crate::diagnostics::FileId, u32), &str> = HashMap::default();
     for m in &bundle.models {
         let sites = m
             .fields

@@ -5,11 +5,11 @@
 //! and checked against the exact bytes, so a stale entry is never used; the
 //! entries of files an analysis did not read are dropped after it.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::fs::{FileStamp, FileSystem};
+use crate::hash::{HashMap, HashSet};
 use crate::schema::Obj;
 use crate::syntax::python::Module;
 use crate::syntax::LineIndex;

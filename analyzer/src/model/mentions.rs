@@ -6,13 +6,12 @@
 //! `syntax::python_keys`), so a name that appears nowhere and that no Python
 //! file can build is truly unused.
 
-use std::collections::HashSet;
-
 use std::path::Path;
 
 use super::file_cache::FileCache;
 use super::Bundle;
 use crate::fs::FileSystem;
+use crate::hash::HashSet;
 use crate::syntax::python_keys::{self, BuiltMemo, BuiltNames};
 
 /// Whether a scanned file is Python (the only code whose built names are read).
@@ -30,7 +29,7 @@ const MAX_BYTES: usize = 64 * 1024 * 1024;
 /// shared by the bundles analysed under it.
 #[derive(Debug, Clone, Default)]
 pub struct SharedMentions {
-    identifiers: HashSet<String, Fnv>,
+    identifiers: std::collections::HashSet<String, Fnv>,
     /// The shared Python files, whose built names are read when a bundle
     /// asks for a name they could build (parsing every file up front would
     /// cost more than the rest of the scan).
@@ -95,10 +94,10 @@ impl std::hash::Hasher for FnvHasher {
 impl SharedMentions {
     /// Reads the non-bundle folders of `root`.
     pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
-        let mut identifiers: HashSet<String, Fnv> = HashSet::default();
+        let mut identifiers: std::collections::HashSet<String, Fnv> = Default::default();
         let mut python = Vec::new();
         let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
-        let nothing_skipped = HashSet::new();
+        let nothing_skipped = HashSet::default();
         if let Ok(entries) = fs.read_dir(root) {
             for (path, is_dir) in entries {
                 if is_dir && !fs.is_file(&path.join("orchestrator.yaml")) {
@@ -156,7 +155,7 @@ pub fn scan(
         return;
     }
     let matcher = NameSet::new(&candidates);
-    let mut found: HashSet<usize> = HashSet::new();
+    let mut found: HashSet<usize> = HashSet::default();
     let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
     // Files the bundle already read (bound Python) are scanned from memory.
     let loaded: HashSet<std::path::PathBuf> = bundle
@@ -165,7 +164,7 @@ pub fn scan(
         .map(|f| bundle.dir.join(&f.relative))
         .collect();
 
-    let index: std::collections::HashMap<&str, usize> = candidates
+    let index: crate::hash::HashMap<&str, usize> = candidates
         .iter()
         .enumerate()
         .map(|(i, c)| (c.as_str(), i))
@@ -182,7 +181,7 @@ pub fn scan(
     for path in bound.into_iter().chain(walked) {
         let python = is_python(&path);
         let in_file = cache.mentions(fs, &path, &candidates, &mut bytes, |content| {
-            let mut here = HashSet::new();
+            let mut here = HashSet::default();
             matcher.scan(content, &mut here);
             // Parsing a whole file is far slower than the scan: only a file
             // that could build a name not found in it is parsed.
@@ -228,7 +227,7 @@ struct QuotedEnds {
 
 impl QuotedEnds {
     fn of(content: &[u8]) -> QuotedEnds {
-        let mut pieces = HashSet::new();
+        let mut pieces = HashSet::default();
         for line in content.split(|&b| b == b'\n') {
             let mut rest = line;
             while let Some(open) = memchr::memchr2(b'"', b'\'', rest) {

@@ -77,10 +77,10 @@ pub struct Bundle {
     /// mentions (see [`mentions::scan`]).
     pub mentioned_elsewhere: std::collections::BTreeSet<String>,
     /// Name → position in `agents` / `variables` (first wins), built by [`Bundle::index`].
-    agent_index: std::collections::HashMap<String, usize>,
-    variable_index: std::collections::HashMap<String, usize>,
-    registry_index: std::collections::HashMap<String, usize>,
-    model_index: std::collections::HashMap<String, usize>,
+    agent_index: crate::hash::HashMap<String, usize>,
+    variable_index: crate::hash::HashMap<String, usize>,
+    registry_index: crate::hash::HashMap<String, usize>,
+    model_index: crate::hash::HashMap<String, usize>,
     /// Where the names Python files build are kept (see
     /// `syntax::python_keys::BuiltMemo`): handed down by the caller's cache,
     /// so that the lazily computed domains and the mention scan share it.

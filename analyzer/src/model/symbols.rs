@@ -113,9 +113,9 @@ pub struct SymbolTable {
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,
     /// (kind, name) → the first definition, for constant-time lookup.
-    index: std::collections::HashMap<(SymbolKind, String), DefId>,
+    index: crate::hash::HashMap<(SymbolKind, String), DefId>,
     /// Definition → the references that resolve to it.
-    referrers: std::collections::HashMap<DefId, Vec<u32>>,
+    referrers: crate::hash::HashMap<DefId, Vec<u32>>,
 }
 
 impl SymbolTable {

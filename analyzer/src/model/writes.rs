@@ -6,10 +6,9 @@
 //! item assignment, `update` — makes the module *opaque*: from then on no
 //! key that Python code may write has a known set of values.
 
-use std::collections::{HashMap, HashSet};
-
 use super::Bundle;
 use crate::diagnostics::FileId;
+use crate::hash::{HashMap, HashSet};
 use crate::syntax::python_strings::{string_literal_end, Unclosed};
 use crate::syntax::{TextRange, Value};
 
@@ -226,7 +225,7 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
         .map(|(i, l)| (l.start, i))
         .collect();
     // Literals consumed as keys of followed calls.
-    let mut consumed: HashSet<usize> = HashSet::new();
+    let mut consumed: HashSet<usize> = HashSet::default();
     let mut defs: Vec<(usize, &str)> = py
         .module
         .defined
@@ -235,8 +234,8 @@ fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &
         .collect();
     defs.sort();
     let layout = Layout::of(&m);
-    let mut bodies: Bodies = HashMap::new();
-    let mut rebound: HashMap<(usize, String), bool> = HashMap::new();
+    let mut bodies: Bodies = HashMap::default();
+    let mut rebound: HashMap<(usize, String), bool> = HashMap::default();
     let mut i = 0;
     // Once a module is opaque nothing else it does matters.
     while i < m.len() && out.opaque.is_none() {
@@ -705,7 +704,7 @@ mod tests {
         for (src, expected) in cases {
             let (m, _) = mask(src);
             let layout = Layout::of(&m);
-            let mut bodies = Bodies::new();
+            let mut bodies = Bodies::default();
             let defs = [(4usize, "f")];
             for (key, unconditional) in expected {
                 let at = src.find(&format!("context_variables.set('{key}'")).unwrap();

@@ -274,12 +274,12 @@ impl Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
+    use crate::hash::HashSet;
 
     #[test]
     fn codes_and_names_are_unique_and_documented() {
-        let mut codes = HashSet::new();
-        let mut names = HashSet::new();
+        let mut codes = HashSet::default();
+        let mut names = HashSet::default();
         for rule in Rule::ALL {
             let info = rule.info();
             assert!(codes.insert(info.code), "duplicate code {}", info.code);

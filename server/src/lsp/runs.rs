@@ -5,12 +5,12 @@
 //! `mzk.cancelRun` interrupts. Runs use the same history database as the
 //! CLI. Nothing runs unless the user asks: there is no run on open or save.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use mzk_analyzer::diagnostics::Severity;
+use mzk_analyzer::hash::HashMap;
 use mzk_analyzer::Analysis;
 use mzk_runtime::backend::ModelBackend;
 use mzk_runtime::choice::{BackendKind, ChoiceError, ModelChoice};

@@ -3,11 +3,11 @@
 //! published, and a request that comes before the first analysis of its
 //! bundle waits for one.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::hash::{HashMap, HashSet};
 use mzk_analyzer::syntax::{ColumnUnit, LineCol};
 use mzk_analyzer::{analyze, discover_bundles, Analysis, AnalysisCache, Config, RealFs};
 use tower_lsp_server::ls_types::*;
@@ -184,8 +184,8 @@ impl Backend {
         };
         // Told after the state holds the analysis and its versions.
         self.analysed.notify_waiters();
-        let mut now: HashSet<Uri> = HashSet::new();
-        let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::new();
+        let mut now: HashSet<Uri> = HashSet::default();
+        let mut per_file: HashMap<FileId, Vec<Diagnostic>> = HashMap::default();
         for d in &analysis.diagnostics {
             per_file
                 .entry(d.file)

@@ -2,12 +2,12 @@
 //! bundle and what belongs to it, and the overlay that shows the analyzer the
 //! editor's texts over the disk.
 
-use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::fs::{FileStamp, FileSystem};
+use mzk_analyzer::hash::{HashMap, HashSet};
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{Analysis, AnalysisCache, Memos, RealFs};

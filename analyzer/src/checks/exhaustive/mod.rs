@@ -10,9 +10,8 @@
 //! the product is too large, or when an expression could raise or does
 //! something this evaluator does not model: nothing is claimed then.
 
-use std::collections::HashSet;
-
 use crate::diagnostics::{did_you_mean, one_of, Diagnostic, Fix};
+use crate::hash::HashSet;
 use crate::model::domains::{show, Domain};
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
@@ -45,8 +44,8 @@ pub fn check(
         .collect();
     // Rules by source, in YAML order; `user` in any case is one source.
     let mut order: Vec<String> = Vec::new();
-    let mut by_source: std::collections::HashMap<String, Vec<&TransitionRule>> =
-        std::collections::HashMap::new();
+    let mut by_source: crate::hash::HashMap<String, Vec<&TransitionRule>> =
+        crate::hash::HashMap::default();
     for r in &bundle.rules {
         let label = if r.source.text.eq_ignore_ascii_case("user") {
             "user".to_string()
@@ -237,7 +236,7 @@ fn check_source(
             .collect::<Vec<_>>()
             .join(" and ")
     };
-    let mut reported: HashSet<usize> = HashSet::new();
+    let mut reported: HashSet<usize> = HashSet::default();
     // MZ309: never true.
     for (ri, (rule, cond)) in conds.iter().enumerate() {
         if truth[ri].iter().any(|t| *t) {

@@ -1,11 +1,11 @@
 //! MZ801: static prompt prose repeated across agents, identical or nearly
 //! (runs of words shared between sections).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::PromptMemos;
 use crate::diagnostics::Diagnostic;
+use crate::hash::HashMap;
 use crate::memo;
 use crate::model::{Bundle, PromptSection};
 use crate::prompt::PromptLimits;
@@ -143,7 +143,7 @@ pub(super) fn check(
     let near = limits.near_duplicate_similarity;
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_by_key(|&i| candidates[i].runs.shingles.len());
-    let mut pairs: HashMap<(usize, usize), (f64, bool)> = HashMap::new();
+    let mut pairs: HashMap<(usize, usize), (f64, bool)> = HashMap::default();
     let mut parent: Vec<usize> = (0..candidates.len()).collect();
     for (k, &i) in order.iter().enumerate() {
         for &j in &order[k + 1..] {
@@ -171,7 +171,7 @@ pub(super) fn check(
             }
         }
     }
-    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::default();
     for i in 0..candidates.len() {
         let root = find(&mut parent, i);
         groups.entry(root).or_default().push(i);

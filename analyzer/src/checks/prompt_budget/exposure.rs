@@ -1,11 +1,11 @@
 //! MZ804 and MZ805: the context exposure block. Variables an agent is shown
 //! but never uses, and objects or lists shown in full whatever their size.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::PromptMemos;
 use crate::diagnostics::{Diagnostic, FileId};
+use crate::hash::{HashMap, HashSet};
 use crate::memo;
 use crate::model::python::{BindingOwner, BindingTarget};
 use crate::model::{Agent, Bundle, Name, Variable};
@@ -135,7 +135,7 @@ impl<'a> AgentUses<'a> {
 /// (`"customer_plan"`, `'customer_plan'`).
 fn quoted_words(text: &str) -> HashSet<&str> {
     let bytes = text.as_bytes();
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     let mut i = 0;
     while i < bytes.len() {
         let quote = bytes[i];

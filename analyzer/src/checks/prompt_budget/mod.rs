@@ -12,9 +12,8 @@ mod duplicates;
 mod exposure;
 mod output_format;
 
-use std::collections::HashSet;
-
 use crate::diagnostics::Diagnostic;
+use crate::hash::HashSet;
 use crate::memo::Memo;
 use crate::model::Bundle;
 use crate::prompt::{compose, PromptLimits};

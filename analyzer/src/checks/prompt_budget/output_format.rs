@@ -1,10 +1,9 @@
 //! MZ802: prose output formats on agents whose output a registry model
 //! already enforces.
 
-use std::collections::HashSet;
-
 use super::grouped;
 use crate::diagnostics::Diagnostic;
+use crate::hash::HashSet;
 use crate::model::{Bundle, PromptSection};
 use crate::rules::Rule;
 

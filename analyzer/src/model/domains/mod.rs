@@ -11,12 +11,11 @@
 //! resume updates, agent text, a UI answer, Python code that is not followed —
 //! makes the domain unknown, and nothing is claimed about it.
 
-use std::collections::HashMap;
-
 use super::authority;
 use super::python::auto_tool_key;
 use super::writes::{self, Written};
 use super::{Bundle, ModelDef, ModelField, ModelKind, Variable};
+use crate::hash::HashMap;
 use crate::syntax::{NodeKind, Value};
 
 /// Statuses a task batch writes to its status key (bundle-format §15.3).
@@ -111,7 +110,7 @@ impl Domains {
         let python = writes::read(bundle);
         let index = KeyIndex::of(bundle);
         let facts = authority::Facts::of(bundle);
-        let mut map = HashMap::new();
+        let mut map = HashMap::default();
         for var in &bundle.variables {
             if map.contains_key(&var.name.text) {
                 continue;
@@ -198,7 +197,7 @@ struct KeyIndex<'b> {
 
 impl<'b> KeyIndex<'b> {
     fn of(bundle: &'b Bundle) -> KeyIndex<'b> {
-        let mut tools: HashMap<&str, Vec<&super::Tool>> = HashMap::new();
+        let mut tools: HashMap<&str, Vec<&super::Tool>> = HashMap::default();
         for t in &bundle.tools {
             if let Some(o) = &t.outcome {
                 for k in o.context_key.iter().chain(&o.attempts_key) {
@@ -209,7 +208,7 @@ impl<'b> KeyIndex<'b> {
                 }
             }
         }
-        let mut batches: HashMap<&str, Vec<&super::TaskBatch>> = HashMap::new();
+        let mut batches: HashMap<&str, Vec<&super::TaskBatch>> = HashMap::default();
         for b in &bundle.task_batches {
             let keys = b
                 .result_status_key

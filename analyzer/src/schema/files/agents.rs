@@ -173,8 +173,8 @@ pub(super) fn duplicates_in_list(
     what: &str,
     cx: &mut RuleContext<'_>,
 ) {
-    let mut seen: std::collections::HashMap<&str, crate::syntax::TextRange> =
-        std::collections::HashMap::new();
+    let mut seen: crate::hash::HashMap<&str, crate::syntax::TextRange> =
+        crate::hash::HashMap::default();
     for item in items {
         let Some(o) = item.as_obj() else { continue };
         let Some(name) = o.str(key) else { continue };

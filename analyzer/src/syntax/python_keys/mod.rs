@@ -8,9 +8,9 @@
 //! fits counts as built: a name is never called unused while code may build
 //! it. Literal names are found by the identifier scan (`model::mentions`).
 
-use std::collections::HashMap;
-
 use tree_sitter::{Node, Parser};
+
+use crate::hash::HashMap;
 
 mod excerpt;
 
@@ -134,8 +134,8 @@ pub fn scan_whole(src: &str) -> BuiltNames {
     let root = tree.root_node();
     let mut scan = Scan {
         src,
-        constants: HashMap::new(),
-        sequences: HashMap::new(),
+        constants: HashMap::default(),
+        sequences: HashMap::default(),
         out: BuiltNames::default(),
     };
     scan.module_constants(root);

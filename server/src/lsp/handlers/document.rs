@@ -5,6 +5,7 @@
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
+use mzk_analyzer::hash::HashMap;
 use mzk_analyzer::ide;
 
 use crate::lsp::dispatch::guarded;
@@ -165,7 +166,7 @@ pub(crate) async fn workspace_diagnostic(
             true => Vec::new(),
             false => state.published.values().flatten().cloned().collect(),
         };
-        let versions: std::collections::HashMap<std::path::PathBuf, i32> = state
+        let versions: HashMap<std::path::PathBuf, i32> = state
             .documents
             .iter()
             .map(|(p, d)| (p.clone(), d.version))
@@ -189,7 +190,7 @@ pub(crate) async fn workspace_diagnostic(
             .await;
     }
     analyses.sort_by(|a, b| a.0.cmp(&b.0));
-    let previous: std::collections::HashMap<&Uri, &str> = params
+    let previous: HashMap<&Uri, &str> = params
         .previous_result_ids
         .iter()
         .map(|p| (&p.uri, p.value.as_str()))
@@ -197,8 +198,7 @@ pub(crate) async fn workspace_diagnostic(
     let mut items = Vec::new();
     for (_, analysis) in analyses {
         let reports = guarded("workspace/diagnostic", || {
-            let mut per_file: std::collections::HashMap<_, Vec<Diagnostic>> =
-                std::collections::HashMap::new();
+            let mut per_file: HashMap<_, Vec<Diagnostic>> = HashMap::default();
             for d in &analysis.diagnostics {
                 per_file
                     .entry(d.file)

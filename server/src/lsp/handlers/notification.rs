@@ -1,9 +1,9 @@
 //! The notification handlers: documents opened, edited, saved and closed,
 //! workspace folders and watched files.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
+use mzk_analyzer::hash::HashSet;
 use ropey::Rope;
 use tower_lsp_server::ls_types::*;
 

@@ -1,12 +1,11 @@
 //! Mappings as PyYAML constructs them: merge keys and duplicate keys.
 
-use std::collections::HashMap;
-
 use super::super::super::scalar::Value;
 use super::super::super::TextRange;
 use super::super::tree::{Entry, Node, NodeKind};
 use super::Builder;
 use crate::diagnostics::Diagnostic;
+use crate::hash::HashMap;
 use crate::rules::Rule;
 
 impl Builder<'_> {
@@ -85,7 +84,7 @@ impl Builder<'_> {
                 }
             }
         } else {
-            let mut seen: HashMap<String, TextRange> = HashMap::new();
+            let mut seen: HashMap<String, TextRange> = HashMap::default();
             for entry in entries {
                 let Some(scalar) = entry.key.as_scalar() else {
                     continue;

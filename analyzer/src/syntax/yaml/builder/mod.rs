@@ -8,7 +8,6 @@ mod scalars;
 mod spans;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, Span};
 
@@ -16,6 +15,7 @@ use super::super::TextRange;
 use super::errors;
 use super::tree::{Entry, Node, NodeKind};
 use crate::diagnostics::{Diagnostic, FileId};
+use crate::hash::HashMap;
 use crate::limits::{MAX_ALIAS_EXPANSION, MAX_YAML_DEPTH};
 use crate::rules::Rule;
 use spans::Offsets;
@@ -97,7 +97,7 @@ impl<'t> Builder<'t> {
             file,
             diagnostics: Vec::new(),
             stack: Vec::new(),
-            anchors: HashMap::new(),
+            anchors: HashMap::default(),
             expansion: 0,
             expansion_reported: false,
             documents: 0,
