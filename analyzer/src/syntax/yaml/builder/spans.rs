@@ -129,7 +129,11 @@ mod tests {
                 .chain([text.len(), text.len()])
                 .collect();
             for (char_index, byte) in expected.into_iter().enumerate() {
-                assert_eq!(offsets.byte(char_index), 3 + byte as u32, "{text:?} {char_index}");
+                assert_eq!(
+                    offsets.byte(char_index),
+                    3 + byte as u32,
+                    "{text:?} {char_index}"
+                );
             }
         }
     }
