@@ -41,7 +41,7 @@ struct SharedPython {
     content: Vec<u8>,
     /// The file's buildable text (`python_keys::buildable`) and its string
     /// pieces, cut once for both the prefilter and the parse.
-    cut: std::sync::OnceLock<std::sync::Arc<(String, QuotedEnds)>>,
+    cut: std::sync::OnceLock<std::sync::Arc<(python_keys::Buildable<'static>, QuotedEnds)>>,
     built: std::sync::OnceLock<std::sync::Arc<BuiltNames>>,
 }
 
@@ -52,7 +52,7 @@ impl SharedMentions {
             let cut = file.cut.get_or_init(|| {
                 let content = String::from_utf8_lossy(&file.content);
                 let buildable = python_keys::buildable(&content).into_owned();
-                let ends = QuotedEnds::of(buildable.as_bytes());
+                let ends = QuotedEnds::of(buildable.text.as_bytes());
                 std::sync::Arc::new((buildable, ends))
             });
             could_build(&cut.1, name)
@@ -191,7 +191,7 @@ pub fn scan(
             if python && !missing.is_empty() {
                 let source = String::from_utf8_lossy(content);
                 let buildable = python_keys::buildable(&source);
-                let ends = QuotedEnds::of(buildable.as_bytes());
+                let ends = QuotedEnds::of(buildable.text.as_bytes());
                 if missing.iter().any(|&i| could_build(&ends, candidates[i])) {
                     let built = memo.scan_buildable(&source, &buildable);
                     here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));

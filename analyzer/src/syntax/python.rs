@@ -373,6 +373,15 @@ impl LogicalLine {
     }
 }
 
+/// The length of the longest logical line of `src` (see
+/// [`LogicalLine::code_bytes`]), or `None` when it has a lexical error.
+pub(crate) fn longest_logical_line(src: &str) -> Option<usize> {
+    match logical_lines(src) {
+        (_, Some(_)) => None,
+        (lines, None) => Some(lines.iter().map(LogicalLine::code_bytes).max().unwrap_or(0)),
+    }
+}
+
 /// The first lexical or indentation error the fast pass finds.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LexicalError {

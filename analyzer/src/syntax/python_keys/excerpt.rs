@@ -1,7 +1,7 @@
 //! The part of a Python module that can build names, as a smaller module.
 //!
-//! Whole-file tree-sitter parsing runs at about 7 MB/s, and a repository's
-//! tool code is megabytes; yet names are built only on lines that hold a
+//! Parsing costs more than reading lines, and a repository's tool code is
+//! megabytes; yet names are built only on lines that hold a
 //! `+`, a `%`, a `{` or a `.format` (concatenations, templates, f-strings).
 //! The excerpt keeps those logical lines, the block headers around them
 //! (`for` and comprehension headers resolve loop variables, `def`/`class`
@@ -13,14 +13,16 @@
 
 use crate::syntax::python::{assigned_name, logical_lines};
 
-/// The excerpt of `src`, or `None` when `src` has a lexical or indentation
-/// error (the caller then parses the whole file, as its recovery may see
-/// more than lines can).
-pub(super) fn excerpt(src: &str) -> Option<String> {
+/// The excerpt of `src` and the length of its longest logical line, or
+/// `None` when `src` has a lexical or indentation error (the caller then
+/// parses the whole file, as its recovery may see more than lines can).
+pub(super) fn excerpt(src: &str) -> Option<(String, usize)> {
     let (lines, error) = logical_lines(src);
     if error.is_some() {
         return None;
     }
+    // Headers rewritten as `if 1:` only get shorter.
+    let longest = lines.iter().map(|l| l.code_bytes()).max().unwrap_or(0);
     let mut out = String::with_capacity(src.len() / 4);
     // Open block headers around the current line.
     let mut open: Vec<Header> = Vec::new();
@@ -70,7 +72,7 @@ pub(super) fn excerpt(src: &str) -> Option<String> {
     while let Some(header) = open.pop() {
         close(Some(header), &mut out);
     }
-    Some(out)
+    Some((out, longest))
 }
 
 /// A block header of the source, as the excerpt writes it.
@@ -139,7 +141,7 @@ mod tests {
     fn keeps_building_lines_with_their_headers_and_module_assignments() {
         let src = "import os\nPREFIX = \"draft_\"\n\nclass A:\n    x = 1\n    def f(self, ctx, n):\n        if n:\n            return 1\n        elif n + 1:\n            pass\n        for k in KEYS:\n            y = 2\n            ctx.set(PREFIX + k, 1)\n\n@register(\"a_\" + n)\ndef g():\n    return {\"k\": 1}\n\ndef h():\n    return f\"{x}_id\"\n";
         assert_eq!(
-            excerpt(src).unwrap(),
+            excerpt(src).unwrap().0,
             "PREFIX = \"draft_\"\nclass A:\n    def f(self, ctx, n):\n        if n + 1:\n         pass\n        for k in KEYS:\n            ctx.set(PREFIX + k, 1)\nregister(\"a_\" + n)\ndef h():\n    return f\"{x}_id\"\n"
         );
     }

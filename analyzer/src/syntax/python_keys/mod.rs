@@ -7,10 +7,19 @@
 //! pattern (the literal head and tail around it), and every name the pattern
 //! fits counts as built: a name is never called unused while code may build
 //! it. Literal names are found by the identifier scan (`model::mentions`).
+//!
+//! Modules are parsed with ruff's parser (as `python_validity` does), and
+//! strings are read as written between their quotes: a name with an escape
+//! in it is not a name.
 
-use tree_sitter::{Node, Parser};
+use std::borrow::Cow;
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Operator, Stmt, StringFlags};
+use ruff_text_size::{Ranged, TextSize};
 
 use crate::hash::HashMap;
+use crate::syntax::python_validity;
 
 mod excerpt;
 
@@ -50,18 +59,31 @@ impl BuiltNames {
 
 /// One part of a built string.
 #[derive(Debug, Clone)]
-enum Part<'t> {
+enum Part<'a> {
     Literal(String),
-    /// Unknown at rest; the node, to resolve a loop variable.
-    Unknown(Node<'t>),
+    /// Unknown at rest; the expression, to resolve a loop variable.
+    Unknown(&'a Expr),
 }
 
-struct Scan<'s> {
-    src: &'s str,
+/// What a name means where a part is read: the loops and comprehensions
+/// around it, up to the nearest function or class (whose body runs later,
+/// with other values).
+#[derive(Debug, Clone, Copy)]
+enum Scope<'a> {
+    Loop { target: &'a Expr, iter: &'a Expr },
+    Comprehension(&'a [ast::Comprehension]),
+    Definition,
+}
+
+struct Scan<'a> {
+    src: &'a str,
     /// Module-level `NAME = "text"`.
-    constants: HashMap<&'s str, String>,
+    constants: HashMap<&'a str, String>,
     /// Module-level `NAME = ("a", "b")` (tuple, list or set of strings).
-    sequences: HashMap<&'s str, Vec<String>>,
+    sequences: HashMap<&'a str, Vec<String>>,
+    scopes: Vec<Scope<'a>>,
+    /// The `+` whose chain the current one continues (it was read with it).
+    chained: Option<&'a Expr>,
     out: BuiltNames,
 }
 
@@ -85,9 +107,26 @@ impl BuiltMemo {
 
     /// [`BuiltMemo::scan`] for a caller that already cut `src` down to its
     /// [`buildable`] text (to read its string pieces first).
-    pub fn scan_buildable(&self, src: &str, buildable: &str) -> std::sync::Arc<BuiltNames> {
+    pub fn scan_buildable(&self, src: &str, buildable: &Buildable) -> std::sync::Arc<BuiltNames> {
         self.0
             .get_or(crate::memo::key([src]), || built_from(src, buildable))
+    }
+}
+
+/// The text of a module that can build names, and the length of its longest
+/// logical line (which bounds its nesting).
+#[derive(Debug, Clone)]
+pub struct Buildable<'s> {
+    pub text: Cow<'s, str>,
+    longest_line: usize,
+}
+
+impl Buildable<'_> {
+    pub fn into_owned(self) -> Buildable<'static> {
+        Buildable {
+            text: Cow::Owned(self.text.into_owned()),
+            longest_line: self.longest_line,
+        }
     }
 }
 
@@ -98,20 +137,27 @@ pub fn scan(src: &str) -> BuiltNames {
 }
 
 /// The names `src` builds, read from its [`buildable`] text.
-fn built_from(src: &str, buildable: &str) -> BuiltNames {
+fn built_from(src: &str, buildable: &Buildable) -> BuiltNames {
     if src.len() > MAX_SOURCE {
         return BuiltNames::default();
     }
-    scan_whole(buildable)
+    scan_text(&buildable.text, buildable.longest_line)
 }
 
 /// The text [`scan`] parses: the excerpt of `src` (see [`excerpt`]), or
 /// all of it when it has a lexical error. Every built name comes from the
 /// string literals of this text.
-pub fn buildable(src: &str) -> std::borrow::Cow<'_, str> {
+pub fn buildable(src: &str) -> Buildable<'_> {
     match excerpt::excerpt(src) {
-        Some(excerpt) => excerpt.into(),
-        None => src.into(),
+        Some((text, longest_line)) => Buildable {
+            text: text.into(),
+            longest_line,
+        },
+        // Lines stop at the error: bound the nesting by the whole file.
+        None => Buildable {
+            text: src.into(),
+            longest_line: src.len(),
+        },
     }
 }
 
@@ -121,320 +167,293 @@ pub fn scan_whole(src: &str) -> BuiltNames {
     if src.len() > MAX_SOURCE {
         return BuiltNames::default();
     }
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .is_err()
-    {
-        return BuiltNames::default();
-    }
-    let Some(tree) = parser.parse(src, None) else {
-        return BuiltNames::default();
-    };
-    let root = tree.root_node();
-    let mut scan = Scan {
-        src,
-        constants: HashMap::default(),
-        sequences: HashMap::default(),
-        out: BuiltNames::default(),
-    };
-    scan.module_constants(root);
-    // Every node, iteratively (no recursion, whatever the nesting).
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        scan.visit(node);
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                let mut out = scan.out;
-                out.exact.sort();
-                out.exact.dedup();
-                out.patterns.sort();
-                out.patterns.dedup();
-                return out;
-            }
-        }
-    }
+    let longest = crate::syntax::python::longest_logical_line(src).unwrap_or(src.len());
+    scan_text(src, longest)
+}
+
+fn scan_text(src: &str, longest_line: usize) -> BuiltNames {
+    python_validity::with_parsed(src, longest_line, |parsed| {
+        let module = parsed.syntax();
+        let mut scan = Scan {
+            src,
+            constants: HashMap::default(),
+            sequences: HashMap::default(),
+            scopes: Vec::new(),
+            chained: None,
+            out: BuiltNames::default(),
+        };
+        scan.module_constants(&module.body);
+        scan.visit_body(&module.body);
+        let mut out = scan.out;
+        out.exact.sort();
+        out.exact.dedup();
+        out.patterns.sort();
+        out.patterns.dedup();
+        out
+    })
+    .unwrap_or_default()
 }
 
 fn is_word(text: &str) -> bool {
     text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-impl<'s> Scan<'s> {
-    fn text(&self, node: Node<'_>) -> &'s str {
-        self.src.get(node.byte_range()).unwrap_or("")
+impl<'a> Scan<'a> {
+    fn text(&self, range: ruff_text_size::TextRange) -> &'a str {
+        self.src
+            .get(range.start().to_usize()..range.end().to_usize())
+            .unwrap_or("")
     }
 
-    /// A string literal without interpolation, as written between its quotes.
-    fn plain_string(&self, node: Node<'_>) -> Option<String> {
-        if node.kind() != "string" {
+    /// Whether `expr` is written in parentheses, given where the text before
+    /// it starts (the end of the previous operand, or of the node holding
+    /// it): the parser's range of a parenthesized expression leaves its
+    /// parentheses out. Comments between are skipped.
+    fn parenthesized(&self, before: TextSize, expr: &Expr) -> bool {
+        let gap = self.text(ruff_text_size::TextRange::new(
+            before.min(expr.start()),
+            expr.start(),
+        ));
+        gap.lines()
+            .any(|line| line.split('#').next().unwrap_or("").contains('('))
+    }
+
+    /// A string literal without interpolation or implicit concatenation, as
+    /// written between its quotes (escapes as written).
+    fn plain_string(&self, expr: &Expr) -> Option<String> {
+        let Expr::StringLiteral(literal) = expr else {
+            return None;
+        };
+        if literal.value.is_implicit_concatenated() {
             return None;
         }
-        let mut value = String::new();
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            match child.kind() {
-                "string_start" => {
-                    let start = self.text(child);
-                    if start.contains(['f', 'F', 'b', 'B']) {
-                        return None;
-                    }
-                }
-                "string_content" | "escape_sequence" => value.push_str(self.text(child)),
-                "string_end" => {}
-                _ => return None,
-            }
+        let part = literal.value.iter().next()?;
+        let range = part.range();
+        let (open, close) = (part.flags.opener_len(), part.flags.closer_len());
+        if range.len() < open + close {
+            return None;
         }
-        Some(value)
+        Some(
+            self.text(ruff_text_size::TextRange::new(
+                range.start() + open,
+                range.end() - close,
+            ))
+            .to_string(),
+        )
     }
 
-    fn module_constants(&mut self, root: Node<'_>) {
-        let mut cursor = root.walk();
-        for statement in root.children(&mut cursor) {
-            if statement.kind() != "expression_statement" {
-                continue;
-            }
-            let Some(assignment) = statement.named_child(0) else {
+    fn module_constants(&mut self, body: &'a [Stmt]) {
+        for statement in body {
+            // `before`: where the text before the value starts.
+            let (target, before, value) = match statement {
+                Stmt::Assign(a) if a.targets.len() == 1 => {
+                    (&a.targets[0], a.targets[0].end(), &*a.value)
+                }
+                Stmt::AnnAssign(a) => match &a.value {
+                    Some(value) => (&*a.target, a.annotation.end(), &**value),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let Expr::Name(name) = target else {
                 continue;
             };
-            if assignment.kind() != "assignment" {
-                continue;
-            }
-            let (Some(left), Some(right)) = (
-                assignment.child_by_field_name("left"),
-                assignment.child_by_field_name("right"),
-            ) else {
-                continue;
-            };
-            if left.kind() != "identifier" {
-                continue;
-            }
-            let name = self.text(left);
-            if let Some(value) = self.plain_string(right) {
+            let name = name.id.as_str();
+            // `NAME = ("a")` is a one-string sequence, as the loop reads it.
+            if let Some(value) = self
+                .plain_string(value)
+                .filter(|_| !self.parenthesized(before, value))
+            {
                 self.constants.insert(name, value);
-            } else if let Some(values) = self.string_collection(right) {
+            } else if let Some(values) = self.string_collection(before, value) {
                 self.sequences.insert(name, values);
             }
         }
     }
 
-    /// The strings of a literal tuple, list or set of strings, or the string
-    /// keys of a dict literal.
-    fn string_collection(&self, node: Node<'_>) -> Option<Vec<String>> {
-        let mut values = Vec::new();
-        let mut cursor = node.walk();
-        match node.kind() {
-            "tuple" | "list" | "set" | "parenthesized_expression" => {
-                for child in node.named_children(&mut cursor) {
-                    values.push(self.plain_string(child)?);
-                }
+    /// The strings of a literal tuple, list or set of strings (or of one
+    /// string in parentheses), or the string keys of a dict literal;
+    /// `before` is where the text before `expr` starts.
+    fn string_collection(&self, before: TextSize, expr: &Expr) -> Option<Vec<String>> {
+        let all = |elements: &[Expr]| -> Option<Vec<String>> {
+            elements.iter().map(|e| self.plain_string(e)).collect()
+        };
+        match expr {
+            Expr::Tuple(t) => all(&t.elts),
+            Expr::List(l) => all(&l.elts),
+            Expr::Set(s) => all(&s.elts),
+            Expr::Dict(d) => d
+                .items
+                .iter()
+                .map(|item| self.plain_string(item.key.as_ref()?))
+                .collect(),
+            Expr::StringLiteral(_) if self.parenthesized(before, expr) => {
+                Some(vec![self.plain_string(expr)?])
             }
-            "dictionary" => {
-                for child in node.named_children(&mut cursor) {
-                    let key = child.child_by_field_name("key")?;
-                    values.push(self.plain_string(key)?);
-                }
-            }
-            _ => return None,
+            _ => None,
         }
-        Some(values)
     }
 
-    /// The values a loop gives `name` at `at`: the nearest enclosing `for`
-    /// (statement or comprehension) binding it, over a literal collection, a
-    /// dict literal's `.items()`/`.keys()`, or a module-level sequence.
-    fn loop_values(&self, at: Node<'_>, name: &str) -> Option<Vec<String>> {
-        let mut node = at;
-        let mut comprehension_scopes = Vec::new();
-        while let Some(parent) = node.parent() {
-            if matches!(
-                parent.kind(),
-                "list_comprehension"
-                    | "set_comprehension"
-                    | "dictionary_comprehension"
-                    | "generator_expression"
-            ) {
-                let mut cursor = parent.walk();
-                comprehension_scopes.extend(
-                    parent
-                        .named_children(&mut cursor)
-                        .filter(|c| c.kind() == "for_in_clause"),
-                );
-            }
-            let clauses: Vec<Node> = if parent.kind() == "for_statement" {
-                vec![parent]
-            } else {
-                std::mem::take(&mut comprehension_scopes)
+    /// The values a loop gives `name` where a part is read: the nearest
+    /// enclosing `for` (statement or comprehension) binding it, over a
+    /// literal collection, a dict literal's `.items()`/`.keys()`, or a
+    /// module-level sequence.
+    fn loop_values(&self, name: &str) -> Option<Vec<String>> {
+        let binds = |target: &Expr| {
+            let first = match target {
+                Expr::Tuple(t) => t.elts.first(),
+                other => Some(other),
             };
-            for clause in clauses {
-                let (Some(left), Some(right)) = (
-                    clause.child_by_field_name("left"),
-                    clause.child_by_field_name("right"),
-                ) else {
-                    continue;
-                };
-                let first = match left.kind() {
-                    "identifier" => Some(left),
-                    "pattern_list" | "tuple_pattern" => left.named_child(0),
-                    _ => None,
-                };
-                if first.is_none_or(|f| self.text(f) != name) {
-                    continue;
+            matches!(first, Some(Expr::Name(n)) if n.id.as_str() == name)
+        };
+        for scope in self.scopes.iter().rev() {
+            match *scope {
+                Scope::Loop { target, iter } if binds(target) => {
+                    return self.iterated(target.end(), iter);
                 }
-                return self.iterated(right);
+                Scope::Comprehension(generators) => {
+                    if let Some(g) = generators.iter().find(|g| binds(&g.target)) {
+                        return self.iterated(g.target.end(), &g.iter);
+                    }
+                }
+                Scope::Definition => return None,
+                Scope::Loop { .. } => {}
             }
-            if matches!(parent.kind(), "function_definition" | "class_definition") {
-                return None;
-            }
-            node = parent;
         }
         None
     }
 
-    fn iterated(&self, right: Node<'_>) -> Option<Vec<String>> {
-        match right.kind() {
-            "identifier" => self.sequences.get(self.text(right)).cloned(),
-            "call" => {
-                let function = right.child_by_field_name("function")?;
-                if function.kind() != "attribute" {
+    fn iterated(&self, before: TextSize, iter: &Expr) -> Option<Vec<String>> {
+        match iter {
+            Expr::Name(n) => self.sequences.get(n.id.as_str()).cloned(),
+            Expr::Call(call) => {
+                let Expr::Attribute(attribute) = &*call.func else {
+                    return None;
+                };
+                let object = &*attribute.value;
+                if !matches!(attribute.attr.as_str(), "items" | "keys")
+                    || !matches!(object, Expr::Dict(_))
+                {
                     return None;
                 }
-                let method = self.text(function.child_by_field_name("attribute")?);
-                let object = function.child_by_field_name("object")?;
-                if !matches!(method, "items" | "keys") || object.kind() != "dictionary" {
-                    return None;
-                }
-                self.string_collection(object)
+                self.string_collection(attribute.start(), object)
             }
-            _ => self.string_collection(right),
+            _ => self.string_collection(before, iter),
         }
     }
 
     /// The value of a part: a string literal or a module-level constant.
-    fn part(&self, node: Node<'s>) -> Part<'s> {
-        if let Some(value) = self.plain_string(node) {
+    fn part(&self, expr: &'a Expr) -> Part<'a> {
+        if let Some(value) = self.plain_string(expr) {
             return Part::Literal(value);
         }
-        if node.kind() == "identifier" {
-            if let Some(value) = self.constants.get(self.text(node)) {
+        if let Expr::Name(name) = expr {
+            if let Some(value) = self.constants.get(name.id.as_str()) {
                 return Part::Literal(value.clone());
             }
         }
-        if node.kind() == "parenthesized_expression" && node.named_child_count() == 1 {
-            if let Some(inner) = node.named_child(0) {
-                return self.part(inner);
-            }
-        }
-        Part::Unknown(node)
+        Part::Unknown(expr)
     }
 
-    fn visit(&mut self, node: Node<'s>) {
-        match node.kind() {
-            "binary_operator" => {
-                let operator = node
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                let parent_is_plus = node.parent().is_some_and(|p| {
-                    p.kind() == "binary_operator"
-                        && p.child_by_field_name("operator")
-                            .is_some_and(|o| self.text(o) == "+")
-                });
-                if operator == "+" && !parent_is_plus {
-                    let mut parts = Vec::new();
-                    self.plus_parts(node, &mut parts);
-                    self.record(&parts);
-                } else if operator == "%" {
-                    let Some(template) = node
-                        .child_by_field_name("left")
-                        .and_then(|l| self.plain_string(l))
-                    else {
-                        return;
-                    };
-                    let parts = percent_parts(&template, node);
-                    self.record(&parts);
-                }
-            }
-            "string" => {
-                let mut cursor = node.walk();
-                let children: Vec<Node> = node.children(&mut cursor).collect();
-                if !children.iter().any(|c| c.kind() == "interpolation") {
+    /// Reads what `expr` builds, if it is a construct that builds names.
+    fn built_by(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::BinOp(op) if op.op == Operator::Add => {
+                // A chain is read from its outermost `+`; the `+` just inside
+                // (its unparenthesized left operand) is skipped when the walk
+                // reaches it, and so on down the chain.
+                let continued = self.chained.is_some_and(|c| std::ptr::eq(c, expr));
+                self.chained = match &*op.left {
+                    Expr::BinOp(inner)
+                        if inner.op == Operator::Add
+                            && !self.parenthesized(op.start(), &op.left) =>
+                    {
+                        Some(&op.left)
+                    }
+                    _ => None,
+                };
+                if continued {
                     return;
                 }
                 let mut parts = Vec::new();
-                for child in children {
-                    match child.kind() {
-                        "string_content" | "escape_sequence" => {
-                            parts.push(Part::Literal(self.text(child).to_string()))
-                        }
-                        "interpolation" => match child.named_child(0) {
-                            Some(expression) => parts.push(self.part(expression)),
-                            None => parts.push(Part::Unknown(child)),
-                        },
-                        _ => {}
-                    }
-                }
+                self.plus_parts(op, &mut parts);
                 self.record(&parts);
             }
-            "call" => {
-                let Some(function) = node.child_by_field_name("function") else {
+            Expr::BinOp(op) if op.op == Operator::Mod => {
+                let Some(template) = self.plain_string(&op.left) else {
                     return;
                 };
-                if function.kind() != "attribute"
-                    || function
-                        .child_by_field_name("attribute")
-                        .is_none_or(|a| self.text(a) != "format")
-                {
+                let parts = percent_parts(&template, expr);
+                self.record(&parts);
+            }
+            Expr::FString(f) => {
+                for part in f.value.iter() {
+                    let ast::FStringPart::FString(f) = part else {
+                        continue;
+                    };
+                    if !f
+                        .elements
+                        .iter()
+                        .any(|e| matches!(e, ast::InterpolatedStringElement::Interpolation(_)))
+                    {
+                        continue;
+                    }
+                    let parts: Vec<Part> = f
+                        .elements
+                        .iter()
+                        .map(|element| match element {
+                            ast::InterpolatedStringElement::Literal(l) => {
+                                Part::Literal(self.text(l.range).to_string())
+                            }
+                            ast::InterpolatedStringElement::Interpolation(i) => {
+                                self.part(&i.expression)
+                            }
+                        })
+                        .collect();
+                    self.record(&parts);
+                }
+            }
+            Expr::Call(call) => {
+                let Expr::Attribute(attribute) = &*call.func else {
+                    return;
+                };
+                if attribute.attr.as_str() != "format" {
                     return;
                 }
-                let Some(template) = function
-                    .child_by_field_name("object")
-                    .and_then(|o| self.plain_string(o))
-                else {
+                let Some(template) = self.plain_string(&attribute.value) else {
                     return;
                 };
-                let parts = brace_parts(&template, node);
+                let parts = brace_parts(&template, expr);
                 self.record(&parts);
             }
             _ => {}
         }
     }
 
-    /// The operands of a chain of `+`, in order.
-    fn plus_parts(&self, node: Node<'s>, parts: &mut Vec<Part<'s>>) {
-        // Left-nested chains: walk down the left spine, then read back.
-        let mut spine = vec![node];
-        let mut left = node.child_by_field_name("left");
-        while let Some(l) = left {
-            let is_plus = l.kind() == "binary_operator"
-                && l.child_by_field_name("operator")
-                    .is_some_and(|o| self.text(o) == "+");
-            if !is_plus || spine.len() > 256 {
+    /// The operands of a chain of `+`, in order: the left spine, down to an
+    /// operand that is not an unparenthesized `+`.
+    fn plus_parts(&self, op: &'a ast::ExprBinOp, parts: &mut Vec<Part<'a>>) {
+        let mut spine = vec![op];
+        let mut left: &'a Expr = &op.left;
+        while let Expr::BinOp(inner) = left {
+            let outer = spine[spine.len() - 1];
+            if inner.op != Operator::Add
+                || self.parenthesized(outer.start(), left)
+                || spine.len() > 256
+            {
                 break;
             }
-            spine.push(l);
-            left = l.child_by_field_name("left");
+            spine.push(inner);
+            left = &inner.left;
         }
-        if let Some(l) = left {
-            parts.push(self.part(l));
-        }
+        parts.push(self.part(left));
         for op in spine.iter().rev() {
-            match op.child_by_field_name("right") {
-                Some(r) => parts.push(self.part(r)),
-                None => parts.push(Part::Unknown(*op)),
-            }
+            parts.push(self.part(&op.right));
         }
     }
 
     /// Records what a sequence of parts builds.
-    fn record(&mut self, parts: &[Part<'s>]) {
+    fn record(&mut self, parts: &[Part<'a>]) {
         let unknown: Vec<usize> = parts
             .iter()
             .enumerate()
@@ -462,12 +481,13 @@ impl<'s> Scan<'s> {
                 if !is_word(&head) || !is_word(&tail) {
                     return;
                 }
-                let Part::Unknown(node) = parts[i] else {
+                let Part::Unknown(expr) = parts[i] else {
                     return;
                 };
-                let resolved = (node.kind() == "identifier")
-                    .then(|| self.loop_values(node, self.text(node)))
-                    .flatten();
+                let resolved = match expr {
+                    Expr::Name(name) => self.loop_values(name.id.as_str()),
+                    _ => None,
+                };
                 match resolved {
                     Some(values) => self.out.exact.extend(
                         values
@@ -496,10 +516,82 @@ impl<'s> Scan<'s> {
             self.out.patterns.push((head, tail));
         }
     }
+
+    fn in_scope(&mut self, scope: Scope<'a>, walk: impl FnOnce(&mut Self)) {
+        self.scopes.push(scope);
+        walk(self);
+        self.scopes.pop();
+    }
+}
+
+impl<'a> Visitor<'a> for Scan<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        // Nesting is bounded by the caller (`python_validity::with_parsed`);
+        // a debug build's frames are large: grow the stack on the heap.
+        stacker::maybe_grow(64 << 10, 1 << 20, || match stmt {
+            // Decorators run where the definition stands; the rest later.
+            Stmt::FunctionDef(f) => {
+                for d in &f.decorator_list {
+                    self.visit_decorator(d);
+                }
+                self.in_scope(Scope::Definition, |scan| {
+                    if let Some(type_params) = &f.type_params {
+                        scan.visit_type_params(type_params);
+                    }
+                    scan.visit_parameters(&f.parameters);
+                    if let Some(returns) = &f.returns {
+                        scan.visit_annotation(returns);
+                    }
+                    scan.visit_body(&f.body);
+                });
+            }
+            Stmt::ClassDef(c) => {
+                for d in &c.decorator_list {
+                    self.visit_decorator(d);
+                }
+                self.in_scope(Scope::Definition, |scan| {
+                    if let Some(type_params) = &c.type_params {
+                        scan.visit_type_params(type_params);
+                    }
+                    if let Some(arguments) = &c.arguments {
+                        scan.visit_arguments(arguments);
+                    }
+                    scan.visit_body(&c.body);
+                });
+            }
+            Stmt::For(f) => {
+                let scope = Scope::Loop {
+                    target: &f.target,
+                    iter: &f.iter,
+                };
+                self.in_scope(scope, |scan| visitor::walk_stmt(scan, stmt));
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        })
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        stacker::maybe_grow(64 << 10, 1 << 20, || {
+            self.built_by(expr);
+            let generators = match expr {
+                Expr::ListComp(c) => Some(&c.generators),
+                Expr::SetComp(c) => Some(&c.generators),
+                Expr::DictComp(c) => Some(&c.generators),
+                Expr::Generator(c) => Some(&c.generators),
+                _ => None,
+            };
+            match generators {
+                Some(generators) => self.in_scope(Scope::Comprehension(generators), |scan| {
+                    visitor::walk_expr(scan, expr)
+                }),
+                None => visitor::walk_expr(self, expr),
+            }
+        })
+    }
 }
 
 /// The parts of a `str.format` template: `{…}` fields are unknown.
-fn brace_parts<'t>(template: &str, at: Node<'t>) -> Vec<Part<'t>> {
+fn brace_parts<'a>(template: &str, at: &'a Expr) -> Vec<Part<'a>> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut chars = template.chars().peekable();
@@ -531,7 +623,7 @@ fn brace_parts<'t>(template: &str, at: Node<'t>) -> Vec<Part<'t>> {
 
 /// The parts of a `%` template: conversions (`%s`, `%(key)s`, `%05d`) are
 /// unknown, `%%` is a percent sign.
-fn percent_parts<'t>(template: &str, at: Node<'t>) -> Vec<Part<'t>> {
+fn percent_parts<'a>(template: &str, at: &'a Expr) -> Vec<Part<'a>> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut chars = template.chars().peekable();
@@ -613,6 +705,51 @@ def f(ctx, name, n):
         for name in ["lane_c", "tab_z", "summary", "orders", "modules"] {
             assert!(!built.builds(name), "{name}: {built:?}");
         }
+    }
+
+    #[test]
+    fn parentheses_and_comments_read_as_python_reads_them() {
+        let src = r#"KEYS = (
+    "alpha",  # the first (and only) comment
+    "beta",
+)
+def f(ctx, name, x):
+    ctx.get(("bundle_" + name) + "_x")
+    ctx.get(("retry_%s") % x)
+    ctx.get(("stage_{}_done").format(x))
+    for k in KEYS:
+        ctx.set("lane_" + k, 1)
+"#;
+        let built = scan(src);
+        // A parenthesized `+` is a chain of its own, as written.
+        assert!(built.builds("bundle_abc"), "{built:?}");
+        for name in ["retry_count", "stage_2_done", "lane_alpha", "lane_beta"] {
+            assert!(built.builds(name), "{name}: {built:?}");
+        }
+        // The loop resolves, comments and all: no other `lane_` name.
+        assert!(!built.builds("lane_gamma"), "{built:?}");
+    }
+
+    #[test]
+    fn deep_nesting_neither_crashes_nor_builds_what_it_did_not_read() {
+        let nested = |depth: usize| {
+            let src = format!(
+                "x = \"bundle_\" + {}y{}\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            );
+            scan(&src)
+        };
+        // Read on this thread, then on threads sized from the line.
+        for depth in [100, 5_000, 60_000] {
+            let built = nested(depth);
+            assert!(
+                built.builds("bundle_z") && built.exact.is_empty(),
+                "{built:?}"
+            );
+        }
+        // Past the bound, nothing is read, so nothing is claimed.
+        assert!(nested(300_000).is_empty());
     }
 
     #[test]

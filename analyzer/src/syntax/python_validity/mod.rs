@@ -14,8 +14,8 @@
 
 mod compiler;
 
-use ruff_python_ast::PySourceType;
-use ruff_python_parser::parse_unchecked_source;
+use ruff_python_ast::{ModModule, PySourceType};
+use ruff_python_parser::{parse_unchecked_source, Parsed};
 
 use super::TextRange;
 
@@ -45,28 +45,7 @@ const MAX_LINE_BYTES: usize = 256 << 10;
 /// the length of its longest logical line; `None` also when the module is too
 /// deeply nested to be read here (see [`MAX_LINE_BYTES`]).
 pub fn first_error(src: &str, longest_line: usize) -> Option<SyntaxError> {
-    if longest_line <= SHALLOW_LINE_BYTES {
-        return parse(src);
-    }
-    if longest_line > MAX_LINE_BYTES {
-        return None;
-    }
-    let stack = crate::limits::THREAD_STACK_BYTES + 512 * longest_line;
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .stack_size(stack)
-            .spawn_scoped(scope, || parse(src))
-            .ok()?
-            .join()
-            .ok()?
-    })
-}
-
-fn parse(src: &str) -> Option<SyntaxError> {
-    // The parser is a dependency: were it ever to panic, that is no claim
-    // about the user's module.
-    let found = std::panic::catch_unwind(|| {
-        let parsed = parse_unchecked_source(src, PySourceType::Python);
+    with_parsed(src, longest_line, |parsed| {
         let error = |range: ruff_text_size::TextRange, problem: String| SyntaxError {
             range: TextRange::new(range.start().to_u32(), range.end().to_u32()),
             problem,
@@ -77,8 +56,43 @@ fn parse(src: &str) -> Option<SyntaxError> {
                 compiler::first_error(parsed.syntax(), src).map(|e| error(e.range, e.to_string()))
             }
         }
-    });
-    found.ok().flatten()
+    })
+    .flatten()
+}
+
+/// What `read` finds in `src` parsed (with the parser's error recovery),
+/// given the length of its longest logical line: on this thread when the
+/// nesting is shallow, on a thread whose stack grows with the line when it
+/// is not, `None` past [`MAX_LINE_BYTES`] or if the parser panics. `read`
+/// must grow the stack for its own recursion (`stacker::maybe_grow`).
+pub fn with_parsed<R: Send>(
+    src: &str,
+    longest_line: usize,
+    read: impl FnOnce(&Parsed<ModModule>) -> R + Send,
+) -> Option<R> {
+    // The parser is a dependency: were it ever to panic, that is no claim
+    // about the user's module.
+    let run = || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            read(&parse_unchecked_source(src, PySourceType::Python))
+        }))
+        .ok()
+    };
+    if longest_line <= SHALLOW_LINE_BYTES {
+        return run();
+    }
+    if longest_line > MAX_LINE_BYTES {
+        return None;
+    }
+    let stack = crate::limits::THREAD_STACK_BYTES + 512 * longest_line;
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn_scoped(scope, run)
+            .ok()?
+            .join()
+            .ok()?
+    })
 }
 
 #[cfg(test)]
