@@ -23,6 +23,7 @@ pub struct Memos {
     pub tokens: TokenCounts,
     pub(crate) prompts: PromptMemos,
     pub(crate) built: Arc<BuiltMemo>,
+    pub(crate) fix_trees: crate::ide::FixTrees,
 }
 
 /// One bundle's cache: the per-file work of its earlier analyses (files are

@@ -7,8 +7,10 @@
 use super::{word_range, TextEdit};
 use crate::analysis::Analysis;
 use crate::diagnostics::{Applicability, Diagnostic, FileId, Fix};
+use crate::memo::{self, Memo};
 use crate::schema::FileKind;
-use crate::syntax::{self, Node, TextRange};
+use crate::syntax::{self, Node, TextRange, YamlDocument};
+use std::sync::Arc;
 
 /// A fix ready to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,14 +217,33 @@ fn double_quoted(text: &str) -> String {
     out
 }
 
-/// Parses one bundle file again (fixes are rare; the model keeps no trees).
-fn parsed(analysis: &Analysis, kind: FileKind) -> Option<(FileId, &str, Option<Node>)> {
+/// Trees of bundle files parsed again for fixes (the model keeps no trees),
+/// by text: a report asks for the fixes of every finding, and the fixes of
+/// a bundle's findings edit the same few files.
+#[derive(Debug)]
+pub(crate) struct FixTrees(Memo<YamlDocument>);
+
+impl Default for FixTrees {
+    fn default() -> FixTrees {
+        FixTrees(Memo::new(64))
+    }
+}
+
+/// One bundle file's tree, parsed again or kept from an earlier fix.
+fn parsed(analysis: &Analysis, kind: FileKind) -> Option<(FileId, &str, Arc<YamlDocument>)> {
     let file = analysis.bundle.file_of_kind(kind)?;
-    let document = syntax::parse(&file.text, file.id, &mut Vec::new());
+    // Trees hold ranges, not file ids: a text's tree serves every file.
+    let document = analysis
+        .memos
+        .fix_trees
+        .0
+        .get_or(memo::key([file.text.as_str()]), || {
+            syntax::parse(&file.text, file.id, &mut Vec::new())
+        });
     if document.failed {
         return None;
     }
-    Some((file.id, file.text.as_str(), document.root))
+    Some((file.id, file.text.as_str(), document))
 }
 
 /// The offset where the line holding `offset` starts.
@@ -254,7 +275,8 @@ fn declare_variable(
     if !plain_name(name) {
         return None;
     }
-    let (file, text, root) = parsed(analysis, FileKind::ContextVariables)?;
+    let (file, text, document) = parsed(analysis, FileKind::ContextVariables)?;
+    let root = document.root.as_ref();
     let default = match ty {
         "boolean" => "false",
         "integer" => "0",
@@ -268,10 +290,10 @@ fn declare_variable(
             double_quoted(description)
         )
     };
-    if flow_root(text, root.as_ref()) {
+    if flow_root(text, root) {
         return None;
     }
-    let root_map = match &root {
+    let root_map = match root {
         None => &[][..],
         Some(node) => node
             .as_map()
@@ -339,8 +361,9 @@ fn add_fallback(analysis: &Analysis, source: &str) -> Option<TextEdit> {
     if !plain_name(source) {
         return None;
     }
-    let (file, text, root) = parsed(analysis, FileKind::TransitionGraph)?;
-    if flow_root(text, root.as_ref()) {
+    let (file, text, document) = parsed(analysis, FileKind::TransitionGraph)?;
+    let root = document.root.as_ref();
+    if flow_root(text, root) {
         return None;
     }
     let rule = |first: &str, rest: &str| {
@@ -348,7 +371,7 @@ fn add_fallback(analysis: &Analysis, source: &str) -> Option<TextEdit> {
             "{first}source_agent: {source}\n{rest}target_agent: user\n{rest}transition_type: after_turn\n{rest}transition_target: RevertToUserTarget\n"
         )
     };
-    let rules = root.as_ref().and_then(|r| r.as_map()).and_then(|m| {
+    let rules = root.and_then(|r| r.as_map()).and_then(|m| {
         m.iter()
             .find(|e| e.key.as_str() == Some("transition_rules"))
     });

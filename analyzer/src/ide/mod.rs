@@ -25,6 +25,7 @@ pub use call_hierarchy::{
     incoming_calls, item as call_item, outgoing_calls, prepare_call_hierarchy, Call, CallItem,
 };
 pub use completion::{completions, CompletionItem, CompletionKind};
+pub(crate) use fixes::FixTrees;
 pub use fixes::{fix_all, fixes, non_overlapping, FileFix, FixAll};
 pub use folding::{folding_ranges, Fold};
 pub use hover::hover;

@@ -1,9 +1,10 @@
 //! Python tool, hook and middleware files, read and never imported:
-//! top-level functions with their parameters (parsed with
-//! tree-sitter-python), imported and assigned names, string literals, and
+//! top-level functions with their parameters (parsed with ruff's parser),
+//! imported and assigned names, string literals, and
 //! whether Python can compile the module (`python_validity`).
 
-use tree_sitter::{Node, Parser};
+use ruff_python_ast::{self as ast, Stmt};
+use ruff_text_size::Ranged;
 
 use crate::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
 
@@ -82,21 +83,22 @@ impl Module {
     }
 }
 
-fn range(node: Node<'_>) -> TextRange {
-    TextRange::new(node.start_byte() as u32, node.end_byte() as u32)
+fn range(range: ruff_text_size::TextRange) -> TextRange {
+    TextRange::new(range.start().to_u32(), range.end().to_u32())
 }
 
-fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
-    src.get(node.start_byte()..node.end_byte()).unwrap_or("")
+fn text(range: ruff_text_size::TextRange, src: &str) -> &str {
+    src.get(range.start().to_usize()..range.end().to_usize())
+        .unwrap_or("")
 }
 
 /// Parses a Python source file. A fast pass splits it into logical lines
 /// (strings, brackets, continuations and indentation, reporting lexical and
-/// indentation errors); module-level `def`, `import` and assignment lines are
-/// then parsed with tree-sitter-python (whole-file tree-sitter parsing is
-/// about 6 MB/s, too slow for checking every bundle of a repository). A module
-/// the fast pass finds lexically sound is parsed whole by ruff's parser, at
-/// about 45 MB/s, for the syntax errors it may still hold.
+/// indentation errors) and finds the module-level `def`, `import` and
+/// assignment lines; the bound `def` lines (and the imports, when a bound
+/// name is not a `def`) are parsed as a small module of their own, for the
+/// signatures. The whole module is parsed by ruff's parser, at about 45 MB/s,
+/// for the syntax errors it may still hold.
 pub fn parse(src: &str, wanted: &[&str]) -> Module {
     let mut module = parse_module(src, wanted);
     // Error ranges are found on bytes and on logical lines split at `\n`:
@@ -218,8 +220,7 @@ fn parse_module(src: &str, wanted: &[&str]) -> Module {
         }
     }
     context_writes(src, &mut module);
-    // Only the signatures the bundle binds are parsed with tree-sitter (whole
-    // files parse at about 7 MB/s, too slow to check every bundle of a repo);
+    // Only the signatures the bundle binds are parsed for their parameters;
     // import lines only when a wanted name is not a def.
     let mut chosen: Vec<(&LogicalLine, bool)> = Vec::new();
     for name in wanted {
@@ -236,6 +237,12 @@ fn parse_module(src: &str, wanted: &[&str]) -> Module {
     if chosen.is_empty() {
         return module;
     }
+    // Each line is the synthetic module's line as long: it bounds the nesting.
+    let longest = chosen
+        .iter()
+        .map(|(line, _)| line.code_bytes())
+        .max()
+        .unwrap_or(0);
     let mut synthetic = String::new();
     let mut segments: Vec<(usize, usize, usize)> = Vec::new(); // (synthetic start, original start, len)
     for (line, opens_block) in chosen {
@@ -244,22 +251,13 @@ fn parse_module(src: &str, wanted: &[&str]) -> Module {
         synthetic.push_str(text);
         synthetic.push_str(if opens_block { "\n    pass\n" } else { "\n" });
     }
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .is_err()
-    {
-        return module;
-    }
-    let Some(tree) = parser.parse(&synthetic, None) else {
+    let Some(parsed) = python_validity::with_parsed(&synthetic, longest, |parsed| {
+        let mut found = Module::default();
+        top_level(&parsed.syntax().body, &synthetic, &mut found);
+        found
+    }) else {
         return module;
     };
-    let root = tree.root_node();
-    let mut parsed = Module::default();
-    let mut cursor = root.walk();
-    for child in root.named_children(&mut cursor) {
-        top_level(child, &synthetic, &mut parsed);
-    }
     // Map a synthetic offset back to the original file.
     let original = |offset: u32| -> u32 {
         let offset = offset as usize;
@@ -604,132 +602,98 @@ fn context_writes(src: &str, module: &mut Module) {
     }
 }
 
-fn top_level(node: Node<'_>, src: &str, module: &mut Module) {
-    match node.kind() {
-        "decorated_definition" => {
-            if let Some(def) = node.child_by_field_name("definition") {
-                top_level(def, src, module);
-            }
-        }
-        "function_definition" => {
-            if let Some(f) = function(node, src) {
-                module.functions.push(f);
-            }
-        }
-        "import_statement" | "import_from_statement" | "future_import_statement" => {
-            let mut cursor = node.walk();
-            for name in node.children_by_field_name("name", &mut cursor) {
-                let bound = match name.kind() {
-                    "aliased_import" => name.child_by_field_name("alias").unwrap_or(name),
-                    _ => name,
-                };
-                // `import a.b` binds `a`.
-                let bound_text = text(bound, src).split('.').next().unwrap_or("").to_string();
-                module.imported.push((bound_text, range(bound)));
-            }
-        }
-        "expression_statement" => {
-            let mut cursor = node.walk();
-            for child in node.named_children(&mut cursor) {
-                if child.kind() == "assignment" {
-                    if let Some(left) = child.child_by_field_name("left") {
-                        if left.kind() == "identifier" {
-                            module
-                                .assigned
-                                .push((text(left, src).to_string(), range(left)));
-                        }
+fn top_level(body: &[Stmt], src: &str, module: &mut Module) {
+    for statement in body {
+        match statement {
+            Stmt::FunctionDef(f) => module.functions.push(function(f, src)),
+            Stmt::Import(ast::StmtImport { names, .. })
+            | Stmt::ImportFrom(ast::StmtImportFrom { names, .. }) => {
+                for alias in names {
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+                    if bound.as_str() == "*" {
+                        continue;
                     }
+                    // `import a.b` binds `a`.
+                    let bound_text = text(bound.range, src)
+                        .split('.')
+                        .next()
+                        .unwrap_or("")
+                        .to_string();
+                    module.imported.push((bound_text, range(bound.range)));
                 }
             }
-        }
-        // Definitions inside `if`/`try` at module level are still module attributes.
-        "if_statement" | "try_statement" | "with_statement" | "block" | "else_clause"
-        | "elif_clause" | "except_clause" | "finally_clause" => {
-            let mut cursor = node.walk();
-            for child in node.named_children(&mut cursor) {
-                top_level(child, src, module);
+            // Definitions inside `if`/`try`/`with` at module level are still
+            // module attributes.
+            Stmt::If(s) => {
+                top_level(&s.body, src, module);
+                for clause in &s.elif_else_clauses {
+                    top_level(&clause.body, src, module);
+                }
             }
+            Stmt::Try(s) => {
+                top_level(&s.body, src, module);
+                for ast::ExceptHandler::ExceptHandler(handler) in &s.handlers {
+                    top_level(&handler.body, src, module);
+                }
+                top_level(&s.orelse, src, module);
+                top_level(&s.finalbody, src, module);
+            }
+            Stmt::With(s) => top_level(&s.body, src, module),
+            _ => {}
         }
-        _ => {}
     }
 }
 
-fn function(node: Node<'_>, src: &str) -> Option<Function> {
-    let name = node.child_by_field_name("name")?;
-    let is_async = node.child(0).is_some_and(|c| c.kind() == "async");
-    let mut params = Vec::new();
-    if let Some(list) = node.child_by_field_name("parameters") {
-        let mut keyword_only = false;
-        let mut cursor = list.walk();
-        for p in list.named_children(&mut cursor) {
-            let (ident, kind, has_default) = match p.kind() {
-                "identifier" => (Some(p), ParamKind::PositionalOrKeyword, false),
-                "typed_parameter" => {
-                    // `x: T`, `*args: T` or `**kw: T`
-                    let inner = p.named_child(0);
-                    match inner.map(|i| i.kind()) {
-                        Some("list_splat_pattern") => (
-                            inner.and_then(|i| i.named_child(0)),
-                            ParamKind::VarPositional,
-                            false,
-                        ),
-                        Some("dictionary_splat_pattern") => (
-                            inner.and_then(|i| i.named_child(0)),
-                            ParamKind::VarKeyword,
-                            false,
-                        ),
-                        _ => (inner, ParamKind::PositionalOrKeyword, false),
-                    }
-                }
-                "default_parameter" | "typed_default_parameter" => (
-                    p.child_by_field_name("name"),
-                    ParamKind::PositionalOrKeyword,
-                    true,
-                ),
-                "list_splat_pattern" => (p.named_child(0), ParamKind::VarPositional, false),
-                "dictionary_splat_pattern" => (p.named_child(0), ParamKind::VarKeyword, false),
-                "keyword_separator" => {
-                    keyword_only = true;
-                    continue;
-                }
-                "positional_separator" => {
-                    for earlier in params.iter_mut() {
-                        let earlier: &mut Param = earlier;
-                        if earlier.kind == ParamKind::PositionalOrKeyword {
-                            earlier.kind = ParamKind::PositionalOnly;
-                        }
-                    }
-                    continue;
-                }
-                _ => continue,
-            };
-            let Some(ident) = ident else { continue };
-            let kind = match kind {
-                ParamKind::PositionalOrKeyword if keyword_only => ParamKind::KeywordOnly,
-                other => other,
-            };
-            if kind == ParamKind::VarPositional {
-                keyword_only = true;
-            }
-            let annotation = p
-                .child_by_field_name("type")
-                .map(|t| text(t, src).to_string());
-            params.push(Param {
-                name: text(ident, src).to_string(),
-                kind,
-                has_default,
-                range: range(p),
-                annotation,
-            });
-        }
+fn function(f: &ast::StmtFunctionDef, src: &str) -> Function {
+    let annotation = |p: &ast::Parameter| {
+        p.annotation
+            .as_ref()
+            .map(|a| text(a.range(), src).to_string())
+    };
+    let param = |p: &ast::Parameter, kind, has_default, whole: ruff_text_size::TextRange| Param {
+        name: p.name.as_str().to_string(),
+        kind,
+        has_default,
+        range: range(whole),
+        annotation: annotation(p),
+    };
+    let with_default = |p: &ast::ParameterWithDefault, kind| {
+        param(&p.parameter, kind, p.default.is_some(), p.range)
+    };
+    let parameters = &f.parameters;
+    let mut params: Vec<Param> = Vec::new();
+    params.extend(
+        parameters
+            .posonlyargs
+            .iter()
+            .map(|p| with_default(p, ParamKind::PositionalOnly)),
+    );
+    params.extend(
+        parameters
+            .args
+            .iter()
+            .map(|p| with_default(p, ParamKind::PositionalOrKeyword)),
+    );
+    // A `*args` parameter's range holds its star.
+    if let Some(p) = &parameters.vararg {
+        params.push(param(p, ParamKind::VarPositional, false, p.range));
     }
-    Some(Function {
-        name: text(name, src).to_string(),
-        name_range: range(name),
-        is_async,
+    params.extend(
+        parameters
+            .kwonlyargs
+            .iter()
+            .map(|p| with_default(p, ParamKind::KeywordOnly)),
+    );
+    if let Some(p) = &parameters.kwarg {
+        params.push(param(p, ParamKind::VarKeyword, false, p.range));
+    }
+    Function {
+        name: f.name.as_str().to_string(),
+        name_range: range(f.name.range),
+        is_async: f.is_async,
         params,
         docstring: None,
-    })
+    }
 }
 
 #[cfg(test)]
