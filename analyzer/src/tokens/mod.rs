@@ -167,8 +167,16 @@ pub fn count(text: &str) -> usize {
         .sum()
 }
 
-/// Texts shorter than this are counted whole.
-const CHUNK_BYTES: usize = 2048;
+/// Chunks are at least this long (but the last): shorter texts are counted
+/// whole.
+const MIN_CHUNK_BYTES: usize = 512;
+
+/// One line start in this many (by the hash of the bytes around it) ends a
+/// chunk: about 1.5 KB of prose.
+const CUT_ONE_IN: u64 = 16;
+
+/// The bytes around a line start that decide whether a chunk ends there.
+const CUT_WINDOW: usize = 16;
 
 /// `text` cut into parts whose counts add up to the count of `text`: each
 /// cut is between a line break and a letter or digit (ASCII), which no
@@ -176,7 +184,12 @@ const CHUNK_BYTES: usize = 2048;
 /// a line break before them, and the pieces that hold line breaks (runs
 /// of whitespace, punctuation followed by `[\r\n/]*`) never take a letter
 /// or digit after them — and the pattern looks only ahead, never behind.
-/// Parts are at least [`CHUNK_BYTES`] long (but the last).
+///
+/// Where to cut is decided by the content around the cut (a hash of the
+/// [`CUT_WINDOW`] bytes on each side), not by the distance from the start
+/// of the text: a part of a prompt is cut where the prompt is, so the
+/// counts of its inner chunks are the prompt's, already made; and an edit
+/// changes the chunks it touches, not the cuts after it.
 fn chunks(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
     let mut start = 0;
@@ -186,20 +199,34 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
         }
         let from = start;
         let mut cut = text.len();
-        let mut at = from + CHUNK_BYTES;
+        let mut at = from + MIN_CHUNK_BYTES;
         while at < bytes.len() {
-            match memchr::memchr(b'\n', &bytes[at..]) {
-                Some(i) if bytes.get(at + i + 1).is_some_and(u8::is_ascii_alphanumeric) => {
-                    cut = at + i + 1;
-                    break;
-                }
-                Some(i) => at += i + 1,
-                None => break,
+            let Some(i) = memchr::memchr(b'\n', &bytes[at..]) else {
+                break;
+            };
+            let line_start = at + i + 1;
+            if bytes.get(line_start).is_some_and(u8::is_ascii_alphanumeric)
+                && cut_here(bytes, line_start)
+            {
+                cut = line_start;
+                break;
             }
+            at = line_start;
         }
         start = cut;
         Some(&text[from..cut])
     })
+}
+
+/// Whether a chunk ends at `line_start`: FNV-1a of the bytes around it.
+fn cut_here(bytes: &[u8], line_start: usize) -> bool {
+    let window =
+        &bytes[line_start.saturating_sub(CUT_WINDOW)..(line_start + CUT_WINDOW).min(bytes.len())];
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in window {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash >> 32).is_multiple_of(CUT_ONE_IN)
 }
 
 /// Counts already made, kept by the caller's cache: the language server
@@ -217,7 +244,7 @@ impl Default for TokenCounts {
 impl TokenCounts {
     /// As [`count`], each chunk of the text (see [`chunks`]) looked up when
     /// it was counted before: an edit inside a long prompt recounts only
-    /// the chunk it changed.
+    /// the chunks it changed, and a part of a counted prompt only its ends.
     pub fn count(&self, text: &str) -> usize {
         chunks(text)
             .map(|chunk| *self.0.get_or(memo::key([chunk]), || count(chunk)))
@@ -385,6 +412,47 @@ mod tests {
         assert_eq!(counts.over_budget("hello world", 11), None);
         assert_eq!(counts.over_budget("hello world", 1), Some(2));
         assert_eq!(counts.over_budget("hello world", 2), None);
+    }
+
+    #[test]
+    fn a_part_is_cut_where_the_whole_is() {
+        // Prose of varied lines, like a prompt composed of parts.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let words = [
+            "agent", "tool", "Return", "the", "plan", "3 steps", "- item", "## Rules",
+        ];
+        let whole: String = (0..3000)
+            .map(|i| {
+                let word = words[(next() % words.len() as u64) as usize];
+                if i % 9 == 8 {
+                    format!("{word}.\n")
+                } else {
+                    format!("{word} ")
+                }
+            })
+            .collect();
+        let whole_chunks: std::collections::HashSet<&str> = chunks(&whole).collect();
+        assert!(whole_chunks.len() > 8, "{} chunks", whole_chunks.len());
+        // A part starting and ending at line starts inside the whole.
+        let lines: Vec<usize> = whole.match_indices('\n').map(|(i, _)| i + 1).collect();
+        let part = &whole[lines[20]..lines[lines.len() - 20]];
+        let part_chunks: Vec<&str> = chunks(part).collect();
+        let shared = part_chunks
+            .iter()
+            .filter(|c| whole_chunks.contains(*c))
+            .count();
+        // All but the first and the last few are the whole's.
+        assert!(
+            shared + 4 >= part_chunks.len(),
+            "{shared} of {} chunks shared",
+            part_chunks.len()
+        );
     }
 
     #[test]
