@@ -244,6 +244,55 @@ pub fn concise(located: &[Located], summary: &Summary) -> String {
     out
 }
 
+/// The lines of a file that a snippet's spans touch: annotate-snippets reads
+/// its whole source for every snippet, and a file of prompts is hundreds of
+/// kilobytes, so it is given these lines, numbered from where they start.
+struct Lines<'t> {
+    text: &'t str,
+    /// Where the lines start in the file, and the number of the first.
+    offset: usize,
+    first_line: usize,
+}
+
+impl<'t> Lines<'t> {
+    fn around(file: &'t str, spans: impl Iterator<Item = std::ops::Range<usize>>) -> Lines<'t> {
+        let (mut low, mut high) = (file.len(), 0);
+        for span in spans {
+            low = low.min(span.start.min(file.len()));
+            high = high.max(span.end.min(file.len()));
+        }
+        let high = high.max(low);
+        // The end of a file that ends a line is shown on that line.
+        let probe = if low == file.len() && file.ends_with('\n') {
+            low - 1
+        } else {
+            low
+        };
+        let start = file[..probe].rfind('\n').map_or(0, |i| i + 1);
+        let end = file[high..].find('\n').map_or(file.len(), |i| high + i + 1);
+        Lines {
+            text: &file[start..end],
+            offset: start,
+            first_line: 1 + file.as_bytes()[..start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count(),
+        }
+    }
+
+    fn snippet(&self, path: &'t str) -> Snippet<'t, annotate_snippets::Annotation<'t>> {
+        Snippet::source(self.text)
+            .path(path)
+            .line_start(self.first_line)
+            .fold(true)
+    }
+
+    fn shift(&self, span: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let at = |i: usize| i.saturating_sub(self.offset).min(self.text.len());
+        at(span.start)..at(span.end)
+    }
+}
+
 pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
     let renderer = if color {
         Renderer::styled()
@@ -258,23 +307,36 @@ pub fn full(located: &[Located], summary: &Summary, color: bool) -> String {
             Severity::Info => Level::INFO,
         };
         let span = |p: &Place| p.range.start as usize..p.range.end as usize;
-        let mut snippet = Snippet::source(l.place.text)
-            .path(l.place.path.as_str())
-            .fold(true)
-            .annotation(AnnotationKind::Primary.span(span(&l.place)));
+        let same_file: Vec<(&Place, &str)> = l
+            .related
+            .iter()
+            .filter(|(place, _)| place.path == l.place.path)
+            .map(|(place, message)| (place, *message))
+            .collect();
+        let lines = Lines::around(
+            l.place.text,
+            std::iter::once(span(&l.place)).chain(same_file.iter().map(|(p, _)| span(p))),
+        );
+        let mut snippet = lines
+            .snippet(l.place.path.as_str())
+            .annotation(AnnotationKind::Primary.span(lines.shift(span(&l.place))));
+        for (place, message) in same_file {
+            snippet = snippet.annotation(
+                AnnotationKind::Context
+                    .span(lines.shift(span(place)))
+                    .label(message),
+            );
+        }
         let mut others = Vec::new();
-        for (place, message) in &l.related {
-            if place.path == l.place.path {
-                snippet =
-                    snippet.annotation(AnnotationKind::Context.span(span(place)).label(*message));
-            } else {
-                others.push(
-                    Snippet::source(place.text)
-                        .path(place.path.as_str())
-                        .fold(true)
-                        .annotation(AnnotationKind::Context.span(span(place)).label(*message)),
-                );
-            }
+        for (place, message) in l.related.iter().filter(|(p, _)| p.path != l.place.path) {
+            let lines = Lines::around(place.text, std::iter::once(span(place)));
+            others.push(
+                lines.snippet(place.path.as_str()).annotation(
+                    AnnotationKind::Context
+                        .span(lines.shift(span(place)))
+                        .label(*message),
+                ),
+            );
         }
         let mut group = level
             .primary_title(l.diagnostic.message.as_str())
@@ -497,6 +559,23 @@ pub fn github(located: &[Located]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snippet_gets_the_lines_its_spans_touch() {
+        let file = "a: 1\nb: two\nc: 3\nd: 4\n";
+        let lines = Lines::around(file, [8..11, 15..16].into_iter());
+        assert_eq!((lines.text, lines.first_line), ("b: two\nc: 3\n", 2));
+        assert_eq!(lines.shift(8..11), 3..6);
+        // The end of the file, after its last line break: that last line.
+        let end = Lines::around(file, std::iter::once(file.len()..file.len()));
+        assert_eq!((end.text, end.first_line), ("d: 4\n", 4));
+        assert_eq!(end.shift(file.len()..file.len()), 5..5);
+        // A file without a final line break, and an empty one.
+        let open = Lines::around("x: [1,\n", std::iter::once(3..8));
+        assert_eq!((open.text, open.first_line), ("x: [1,\n", 1));
+        let empty = Lines::around("", std::iter::once(0..0));
+        assert_eq!((empty.text, empty.first_line), ("", 1));
+    }
 
     #[test]
     fn github_escaping() {
