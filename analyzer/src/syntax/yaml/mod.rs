@@ -108,6 +108,17 @@ fn forbidden_char(text: &str) -> Option<(usize, char)> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
+        // Fastest path: sixteen printable ASCII bytes (a check the compiler
+        // turns into a few vector instructions).
+        if let Some(chunk) = bytes.get(i..i + 16) {
+            if chunk
+                .iter()
+                .fold(true, |printable, &b| printable & (b.wrapping_sub(0x20) < 0x5F))
+            {
+                i += 16;
+                continue;
+            }
+        }
         let b = bytes[i];
         // Fast path: printable ASCII, tab, LF and CR are always allowed.
         if b < 0x80 {

@@ -188,3 +188,22 @@ fn python_str_of_collections() {
     assert_eq!(root.get("a").unwrap().python_str(), "['a', 1, True]");
     assert_eq!(root.get("b").unwrap().python_str(), "{'a': 1}");
 }
+
+#[test]
+fn a_forbidden_character_is_found_wherever_it_stands() {
+    let allowed = "key: value é\t\r\n";
+    for bad in ['\u{1}', '\u{7f}', '\u{fffe}', '\u{9f}'] {
+        for at in 0..60 {
+            let mut text: String = allowed.chars().cycle().take(at).collect();
+            let offset = text.len();
+            text.push(bad);
+            text.push_str(&"x".repeat(40));
+            assert_eq!(
+                super::forbidden_char(&text),
+                Some((offset, bad)),
+                "{bad:?} after {at} characters"
+            );
+        }
+    }
+    assert_eq!(super::forbidden_char(&"abc ".repeat(100)), None);
+}
