@@ -24,10 +24,13 @@ struct AgentUses<'a> {
     routed: HashSet<&'a str>,
 }
 
-/// Prompt prose, lowercased, searched for variable names.
+/// Prompt prose, lowercased, searched for variable names, with the answers
+/// given: the language server asks the same prose about the same names on
+/// every keystroke, and each search reads tens of kilobytes.
 #[derive(Default)]
 pub(super) struct Prose {
     text: String,
+    answers: std::sync::Mutex<HashMap<String, bool>>,
 }
 
 impl Prose {
@@ -51,6 +54,16 @@ impl Prose {
     /// make words), or, for `snake_case`, as its parts separated by single
     /// spaces: "customer plan" for `customer_plan`.
     fn names(&self, name: &str) -> bool {
+        let answers = || self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&known) = answers().get(name) {
+            return known;
+        }
+        let found = self.search(name);
+        answers().insert(name.to_string(), found);
+        found
+    }
+
+    fn search(&self, name: &str) -> bool {
         let lower = name.to_lowercase();
         let spaced = lower.replace('_', " ");
         std::iter::once(lower.as_str())

@@ -111,10 +111,9 @@ fn forbidden_char(text: &str) -> Option<(usize, char)> {
         // Fastest path: sixteen printable ASCII bytes (a check the compiler
         // turns into a few vector instructions).
         if let Some(chunk) = bytes.get(i..i + 16) {
-            if chunk
-                .iter()
-                .fold(true, |printable, &b| printable & (b.wrapping_sub(0x20) < 0x5F))
-            {
+            if chunk.iter().fold(true, |printable, &b| {
+                printable & (b.wrapping_sub(0x20) < 0x5F)
+            }) {
                 i += 16;
                 continue;
             }
