@@ -133,20 +133,27 @@ impl FileCache {
         &self.yaml[path].1
     }
 
+    /// A bound Python module read for `wanted` names: kept while its text and
+    /// the names stay; `compute` is handed the module of the same text read
+    /// for other names, whose whole-module verdict it can keep.
     pub(crate) fn python(
         &mut self,
         path: &Path,
         text: &str,
         wanted: &[&str],
-        compute: impl FnOnce() -> Module,
+        compute: impl FnOnce(Option<&Module>) -> Module,
     ) -> Module {
         self.used.insert(path.to_path_buf());
-        if let Some((t, w, module)) = self.python.get(path) {
-            if t == text && w.iter().map(String::as_str).eq(wanted.iter().copied()) {
-                return module.clone();
+        let same_text = match self.python.get(path) {
+            Some((t, w, module)) if t == text => {
+                if w.iter().map(String::as_str).eq(wanted.iter().copied()) {
+                    return module.clone();
+                }
+                Some(module)
             }
-        }
-        let module = compute();
+            _ => None,
+        };
+        let module = compute(same_text);
         let wanted = wanted.iter().map(|w| w.to_string()).collect();
         self.python.insert(
             path.to_path_buf(),

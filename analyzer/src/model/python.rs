@@ -149,7 +149,9 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
         // A file larger than the analyzer reads stays unparsed.
         let module = if text.len() <= crate::limits::MAX_FILE_BYTES {
             let path = bundle.dir.join(&file.relative);
-            cache.python(&path, text, &wanted, || python::parse(text, &wanted))
+            cache.python(&path, text, &wanted, |same_text| {
+                python::parse_reusing(text, &wanted, same_text)
+            })
         } else {
             python::Module {
                 too_large: true,

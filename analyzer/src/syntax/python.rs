@@ -100,7 +100,14 @@ fn text(range: ruff_text_size::TextRange, src: &str) -> &str {
 /// signatures. The whole module is parsed by ruff's parser, at about 45 MB/s,
 /// for the syntax errors it may still hold.
 pub fn parse(src: &str, wanted: &[&str]) -> Module {
-    let mut module = parse_module(src, wanted);
+    parse_reusing(src, wanted, None)
+}
+
+/// [`parse`], given the module `src` was parsed into for other wanted names
+/// (the bundle renamed a bound function): whether Python can compile it
+/// depends on the text alone, so the whole-module parse is not done again.
+pub fn parse_reusing(src: &str, wanted: &[&str], same_text: Option<&Module>) -> Module {
+    let mut module = parse_module(src, wanted, same_text);
     // Error ranges are found on bytes and on logical lines split at `\n`:
     // they are widened to whole characters and kept off the middle of a
     // `\r\n`, which no editor position can address.
@@ -156,10 +163,13 @@ fn whole_module_error(
     }
 }
 
-fn parse_module(src: &str, wanted: &[&str]) -> Module {
+fn parse_module(src: &str, wanted: &[&str], same_text: Option<&Module>) -> Module {
     let mut module = Module::default();
     let (lines, lexical_error) = logical_lines(src);
-    module.syntax_error = whole_module_error(src, &lines, lexical_error);
+    module.syntax_error = match same_text {
+        Some(known) => known.syntax_error.clone(),
+        None => whole_module_error(src, &lines, lexical_error),
+    };
     // Module-level def and import lines: (line, opens a block).
     let mut defs: Vec<(&LogicalLine, bool)> = Vec::new();
     let mut imports: Vec<&LogicalLine> = Vec::new();
@@ -699,6 +709,20 @@ fn function(f: &ast::StmtFunctionDef, src: &str) -> Function {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_module_read_again_for_other_names_is_the_module_read_fresh() {
+        for src in [
+            "def old(a):\n    return a\n\ndef new(b, *, c=1):\n    pass\n",
+            "def old(a):\n    print 'py2'\n\ndef new(b):\n    pass\n",
+        ] {
+            let first = parse(src, &["old"]);
+            assert_eq!(
+                parse_reusing(src, &["new"], Some(&first)),
+                parse(src, &["new"])
+            );
+        }
+    }
 
     #[test]
     fn docstrings_are_read_and_cleaned() {

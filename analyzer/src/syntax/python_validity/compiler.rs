@@ -23,7 +23,7 @@ use ruff_text_size::TextRange;
 pub(super) fn first_error(module: &ast::ModModule, source: &str) -> Option<SemanticSyntaxError> {
     let mut walk = Walk {
         checker: SemanticSyntaxChecker::new(),
-        scopes: vec![Scope::new(Kind_::Module, &module.body)],
+        scopes: vec![Scope::new(ScopeKind::Module, &module.body)],
         source,
         errors: RefCell::new(Vec::new()),
     };
@@ -77,7 +77,7 @@ fn reported(kind: &Kind) -> bool {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind_ {
+enum ScopeKind {
     Module,
     Class,
     Function {
@@ -93,7 +93,7 @@ enum Kind_ {
 }
 
 struct Scope {
-    kind: Kind_,
+    kind: ScopeKind,
     /// `global` declarations of this scope's own body (not nested scopes'),
     /// by name; Python applies them to the whole body, before and after.
     globals: Vec<(String, TextRange)>,
@@ -103,7 +103,7 @@ struct Scope {
 }
 
 impl Scope {
-    fn new(kind: Kind_, body: &[Stmt]) -> Scope {
+    fn new(kind: ScopeKind, body: &[Stmt]) -> Scope {
         let mut globals = Vec::new();
         collect_globals(body, &mut globals);
         Scope {
@@ -114,7 +114,7 @@ impl Scope {
         }
     }
 
-    fn plain(kind: Kind_) -> Scope {
+    fn plain(kind: ScopeKind) -> Scope {
         Scope {
             kind,
             globals: Vec::new(),
@@ -166,13 +166,13 @@ impl Walk<'_> {
     }
 
     /// The innermost scope that is not a comprehension's.
-    fn enclosing(&self) -> Kind_ {
+    fn enclosing(&self) -> ScopeKind {
         self.scopes
             .iter()
             .rev()
             .map(|s| s.kind)
-            .find(|k| !matches!(k, Kind_::Comprehension { .. }))
-            .unwrap_or(Kind_::Module)
+            .find(|k| !matches!(k, ScopeKind::Comprehension { .. }))
+            .unwrap_or(ScopeKind::Module)
     }
 
     fn check_stmt(&mut self, stmt: &Stmt) {
@@ -217,7 +217,7 @@ impl Walk<'_> {
         self.visit_expr(&first.iter);
         let is_async = generators.iter().any(|g| g.is_async);
         self.in_scope(
-            Scope::plain(Kind_::Comprehension {
+            Scope::plain(ScopeKind::Comprehension {
                 is_async,
                 generator,
             }),
@@ -262,7 +262,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
                         self.visit_expr(returns);
                     }
                     let mut scope = Scope::new(
-                        Kind_::Function {
+                        ScopeKind::Function {
                             is_async: f.is_async,
                         },
                         &f.body,
@@ -277,7 +277,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
                     if let Some(arguments) = &c.arguments {
                         self.visit_arguments(arguments);
                     }
-                    self.in_scope(Scope::new(Kind_::Class, &c.body), |walk| {
+                    self.in_scope(Scope::new(ScopeKind::Class, &c.body), |walk| {
                         walk.visit_body(&c.body)
                     });
                 }
@@ -305,7 +305,7 @@ impl<'a> Visitor<'a> for Walk<'_> {
                     if let Some(parameters) = &l.parameters {
                         self.parameters_outside(parameters);
                     }
-                    let mut scope = Scope::plain(Kind_::Lambda);
+                    let mut scope = Scope::plain(ScopeKind::Lambda);
                     if let Some(parameters) = &l.parameters {
                         scope.parameters =
                             parameters.iter().map(|p| p.name().to_string()).collect();
@@ -346,7 +346,7 @@ impl SemanticSyntaxContext for Walk<'_> {
 
     fn global(&self, name: &str) -> Option<TextRange> {
         match self.scope().kind {
-            Kind_::Lambda | Kind_::Comprehension { .. } => None,
+            ScopeKind::Lambda | ScopeKind::Comprehension { .. } => None,
             _ => self
                 .scope()
                 .globals
@@ -362,25 +362,30 @@ impl SemanticSyntaxContext for Walk<'_> {
     }
 
     fn in_async_context(&self) -> bool {
-        matches!(self.enclosing(), Kind_::Function { is_async: true })
+        matches!(self.enclosing(), ScopeKind::Function { is_async: true })
     }
 
     fn in_await_allowed_context(&self) -> bool {
         // A generator expression runs lazily: `await` in it is allowed
         // wherever the expression is.
-        matches!(self.enclosing(), Kind_::Function { .. } | Kind_::Lambda)
-            || self.in_generator_context()
+        matches!(
+            self.enclosing(),
+            ScopeKind::Function { .. } | ScopeKind::Lambda
+        ) || self.in_generator_context()
     }
 
     fn in_yield_allowed_context(&self) -> bool {
-        matches!(self.scope().kind, Kind_::Function { .. } | Kind_::Lambda)
+        matches!(
+            self.scope().kind,
+            ScopeKind::Function { .. } | ScopeKind::Lambda
+        )
     }
 
     fn in_sync_comprehension(&self) -> bool {
         self.scopes.iter().any(|s| {
             matches!(
                 s.kind,
-                Kind_::Comprehension {
+                ScopeKind::Comprehension {
                     is_async: false,
                     ..
                 }
@@ -391,21 +396,24 @@ impl SemanticSyntaxContext for Walk<'_> {
     fn in_class_body_comprehension(&self) -> bool {
         // Asked when the comprehension itself is visited, from the scope
         // around it, and from the comprehensions nested in it.
-        self.enclosing() == Kind_::Class
+        self.enclosing() == ScopeKind::Class
     }
 
     fn in_module_scope(&self) -> bool {
-        self.scope().kind == Kind_::Module
+        self.scope().kind == ScopeKind::Module
     }
 
     fn in_function_scope(&self) -> bool {
-        matches!(self.scope().kind, Kind_::Function { .. } | Kind_::Lambda)
+        matches!(
+            self.scope().kind,
+            ScopeKind::Function { .. } | ScopeKind::Lambda
+        )
     }
 
     fn in_generator_context(&self) -> bool {
         matches!(
             self.scope().kind,
-            Kind_::Comprehension {
+            ScopeKind::Comprehension {
                 generator: true,
                 ..
             }
