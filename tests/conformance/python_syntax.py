@@ -17,9 +17,10 @@ Run by run.py with the reference's interpreter: the judging half runs there
 import json
 import random
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+import syntax
 
 EDITS = ["(", ")", "[", "]", "{", "}", ":", "'", '"', ",", "=", " ", "    ", "\n", ".", "*", "@", "\\",
          "+", "!", ";", "`", "#", "\t", "f", "b", "lambda ", "def ", "return ", "yield ", "await ", "else:",
@@ -159,16 +160,12 @@ def check(mzk, python, corpus, work, count, seed, log):
     out = work / "python_syntax"
     cases = make(corpus, out, count, seed)
     edits = sum("snippet" not in c for c in cases)
-    result = subprocess.run([str(python), __file__, "judge", str(out)], capture_output=True, text=True)
-    if result.returncode != 0:
-        log(f"error: judging Python syntax mutants failed:\n{result.stderr}")
+    judged = syntax.judged_findings(
+        mzk, python, __file__, out, "Python syntax mutants", lambda d: d["code"] == "MZ504", log
+    )
+    if judged is None:
         return 1
-    verdicts = json.loads(result.stdout)
-    result = subprocess.run([str(mzk), "check", ".", "--output-format", "json"], cwd=out, capture_output=True, text=True)
-    found = {}
-    for d in json.loads(result.stdout)["diagnostics"]:
-        if d["code"] == "MZ504":
-            found.setdefault(d["path"].split("/")[0], []).append(d)
+    verdicts, found = judged
     rejected = same_line = compiler_only = compiler_only_found = snippets = 0
     problems = []
     for case in cases:

@@ -69,20 +69,34 @@ def judge(root):
     print(json.dumps(verdicts))
 
 
-def check(mzk, python, corpus, work, count, seed, log):
-    """Returns the number of failures (0 or 1), after printing the table."""
-    out = work / "syntax"
-    cases = make(corpus, out, count, seed)
-    result = subprocess.run([str(python), __file__, "judge", str(out)], capture_output=True, text=True)
+def judged_findings(mzk, python, script, out, what, keep, log):
+    """Judges the folders under `out` with `script judge` in the reference
+    interpreter, then checks them with mzk: (the verdicts, mzk's findings that
+    `keep` accepts by folder), or None after logging why not."""
+    result = subprocess.run([str(python), str(script), "judge", str(out)], capture_output=True, text=True)
     if result.returncode != 0:
-        log(f"error: judging syntax mutants failed:\n{result.stderr}")
-        return 1
+        log(f"error: judging {what} failed:\n{result.stderr}")
+        return None
     verdicts = json.loads(result.stdout)
     result = subprocess.run([str(mzk), "check", ".", "--output-format", "json"], cwd=out, capture_output=True, text=True)
     found = {}
     for d in json.loads(result.stdout)["diagnostics"]:
-        if d["code"].startswith("MZ00") and d["severity"] == "error":
+        if keep(d):
             found.setdefault(d["path"].split("/")[0], []).append(d)
+    return verdicts, found
+
+
+def check(mzk, python, corpus, work, count, seed, log):
+    """Returns the number of failures (0 or 1), after printing the table."""
+    out = work / "syntax"
+    cases = make(corpus, out, count, seed)
+    judged = judged_findings(
+        mzk, python, __file__, out, "syntax mutants",
+        lambda d: d["code"].startswith("MZ00") and d["severity"] == "error", log,
+    )
+    if judged is None:
+        return 1
+    verdicts, found = judged
     rejected = same_place = 0
     problems = []
     for case in cases:
