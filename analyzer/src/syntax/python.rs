@@ -672,28 +672,17 @@ fn function(f: &ast::StmtFunctionDef, src: &str) -> Function {
     };
     let parameters = &f.parameters;
     let mut params: Vec<Param> = Vec::new();
-    params.extend(
-        parameters
-            .posonlyargs
-            .iter()
-            .map(|p| with_default(p, ParamKind::PositionalOnly)),
-    );
-    params.extend(
-        parameters
-            .args
-            .iter()
-            .map(|p| with_default(p, ParamKind::PositionalOrKeyword)),
-    );
+    for (list, kind) in [
+        (&parameters.posonlyargs, ParamKind::PositionalOnly),
+        (&parameters.args, ParamKind::PositionalOrKeyword),
+    ] {
+        params.extend(list.iter().map(|p| with_default(p, kind)));
+    }
     // A `*args` parameter's range holds its star.
     if let Some(p) = &parameters.vararg {
         params.push(param(p, ParamKind::VarPositional, false, p.range));
     }
-    params.extend(
-        parameters
-            .kwonlyargs
-            .iter()
-            .map(|p| with_default(p, ParamKind::KeywordOnly)),
-    );
+    params.extend((parameters.kwonlyargs.iter()).map(|p| with_default(p, ParamKind::KeywordOnly)));
     if let Some(p) = &parameters.kwarg {
         params.push(param(p, ParamKind::VarKeyword, false, p.range));
     }

@@ -267,6 +267,16 @@ impl TokenCounts {
 mod tests {
     use super::*;
 
+    /// A seeded pseudo-random stream (xorshift64), for reproducible texts.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// The table and merge count exactly as bpe-openai's own o200k_base.
     #[test]
     fn same_counts_as_bpe_openai() {
@@ -354,13 +364,7 @@ mod tests {
             "ñññ",
         ];
         let reference = bpe_openai::o200k_base();
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..3000 {
             let len = (next() % 40) as usize;
             let text: String = (0..len)
@@ -417,13 +421,7 @@ mod tests {
     #[test]
     fn a_part_is_cut_where_the_whole_is() {
         // Prose of varied lines, like a prompt composed of parts.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let words = [
             "agent", "tool", "Return", "the", "plan", "3 steps", "- item", "## Rules",
         ];
