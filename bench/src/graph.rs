@@ -4,6 +4,7 @@
 //!
 //! Prints, per size, the whole analysis and the graph checks alone (median of
 //! --iterations runs), and the growth between sizes next to n log n.
+//! `--write DIR AGENTS` writes a bundle as files instead.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,17 +24,17 @@ impl Rng {
     }
 }
 
-fn bundle(agents: usize) -> MemoryFs {
+/// The files of the synthetic bundle of `agents` agents, by name.
+fn bundle_files(agents: usize) -> Vec<(&'static str, String)> {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ agents as u64);
     let name = |i: usize| format!("Agent{i:05}");
-    let mut fs = MemoryFs::new();
-    fs.insert(
-        "/w/Synthetic/orchestrator.yaml",
+    let mut files = vec![(
+        "orchestrator.yaml",
         format!(
             "schema_version: mozaiks.orchestrator.v1\nworkflow_name: Synthetic\nworkflow_startup_mode: AgentDriven\nmax_turns: 500\ninitial_agent: {}\n",
             name(0)
         ),
-    );
+    )];
     let mut agents_yaml = String::from("agents:\n");
     let mut rules = String::from("transition_rules:\n");
     let mut variables = String::from("definitions:\n");
@@ -62,10 +63,29 @@ fn bundle(agents: usize) -> MemoryFs {
         let _ = writeln!(rules, "  - {{source_agent: {}, target_agent: {target}, transition_type: condition, condition_type: context_expression, context_expression: \"${{flag_{v}}} and ${{stage_{v}}} in ['a', 'b']\"}}", name(i));
         let _ = writeln!(rules, "  - {{source_agent: {}, target_agent: terminate, transition_type: after_turn, termination_reason: workflow_complete}}", name(i));
     }
-    fs.insert("/w/Synthetic/agents.yaml", agents_yaml);
-    fs.insert("/w/Synthetic/transition_graph.yaml", rules);
-    fs.insert("/w/Synthetic/context_variables.yaml", variables);
+    files.push(("agents.yaml", agents_yaml));
+    files.push(("transition_graph.yaml", rules));
+    files.push(("context_variables.yaml", variables));
+    files
+}
+
+fn bundle(agents: usize) -> MemoryFs {
+    let mut fs = MemoryFs::new();
+    for (name, text) in bundle_files(agents) {
+        fs.insert(format!("/w/Synthetic/{name}"), text);
+    }
     fs
+}
+
+/// `--write DIR AGENTS`: the bundle as files in DIR/Synthetic, for timing a
+/// whole `mzk check` on it (`bench/synthetic.py`).
+fn write(dir: &Path, agents: usize) -> std::io::Result<()> {
+    let folder = dir.join("Synthetic");
+    std::fs::create_dir_all(&folder)?;
+    for (name, text) in bundle_files(agents) {
+        std::fs::write(folder.join(name), text)?;
+    }
+    Ok(())
 }
 
 fn median(mut times: Vec<f64>) -> f64 {
@@ -74,6 +94,19 @@ fn median(mut times: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--write") {
+        let (Some(dir), Some(agents)) = (args.get(2), args.get(3).and_then(|n| n.parse().ok()))
+        else {
+            eprintln!("usage: mzk-graph-bench --write DIR AGENTS");
+            std::process::exit(2);
+        };
+        if let Err(e) = write(Path::new(dir), agents) {
+            eprintln!("cannot write the bundle into {dir}: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let iterations: usize = std::env::args()
         .nth(2)
         .and_then(|n| n.parse().ok())
