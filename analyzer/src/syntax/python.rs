@@ -682,7 +682,8 @@ fn function(f: &ast::StmtFunctionDef, src: &str) -> Function {
     if let Some(p) = &parameters.vararg {
         params.push(param(p, ParamKind::VarPositional, false, p.range));
     }
-    params.extend((parameters.kwonlyargs.iter()).map(|p| with_default(p, ParamKind::KeywordOnly)));
+    let keyword_only = parameters.kwonlyargs.iter();
+    params.extend(keyword_only.map(|p| with_default(p, ParamKind::KeywordOnly)));
     if let Some(p) = &parameters.kwarg {
         params.push(param(p, ParamKind::VarKeyword, false, p.range));
     }

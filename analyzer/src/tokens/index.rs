@@ -12,10 +12,7 @@ pub const INDEX_SLOTS: usize = 1 << INDEX_BITS;
 /// mix, whose top bits are taken (FNV's own top bits cluster on short
 /// tokens: runs of 8,000 full slots). The table is fixed: no seed.
 pub fn first_slot(bytes: &[u8]) -> usize {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let mut hash = fnv1a(bytes);
     hash ^= hash >> 33;
     hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
     hash ^= hash >> 33;
@@ -27,4 +24,13 @@ pub fn first_slot(bytes: &[u8]) -> usize {
 /// The slot probed after `slot` (linear probing).
 pub fn next_slot(slot: usize) -> usize {
     (slot + 1) & (INDEX_SLOTS - 1)
+}
+
+/// FNV-1a, 64 bits: also what decides where token counts are cut into chunks.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }

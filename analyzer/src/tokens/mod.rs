@@ -154,8 +154,8 @@ pub fn count(text: &str) -> usize {
         return 0;
     }
     // Prose repeats its pieces (" the", " agent", ".\n\n"): each distinct
-    // piece is searched in the vocabulary once per text, where a search is
-    // some twenty probes into a 3 MB table.
+    // piece is counted once per text, where a piece that is no token takes
+    // a merge for each of its bytes, each with lookups in the vocabulary.
     let mut counted: crate::hash::HashMap<&str, usize> = Default::default();
     PRE_TOKENIZER
         .split(text)
@@ -222,11 +222,7 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
 fn cut_here(bytes: &[u8], line_start: usize) -> bool {
     let window =
         &bytes[line_start.saturating_sub(CUT_WINDOW)..(line_start + CUT_WINDOW).min(bytes.len())];
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in window {
-        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    (hash >> 32).is_multiple_of(CUT_ONE_IN)
+    (index::fnv1a(window) >> 32).is_multiple_of(CUT_ONE_IN)
 }
 
 /// Counts already made, kept by the caller's cache: the language server
