@@ -121,7 +121,7 @@ fn analyze_files(fs: &dyn FileSystem, dir: &Path, cache: &mut AnalysisCache) -> 
                     relative: kind.path().to_string(),
                     kind: Some(kind),
                     line_index: LineIndex::new(""),
-                    text: String::new(),
+                    text: Arc::from(""),
                 });
                 continue;
             }
@@ -351,10 +351,16 @@ pub fn analyze_bundles(
     results.into_iter().flatten().collect()
 }
 
-/// A bundle YAML file's own work: decode, parse, validate.
-fn read_yaml(kind: crate::schema::FileKind, bytes: &[u8], id: FileId) -> YamlMemo {
+/// A bundle YAML file's own work: decode, parse, validate. The bytes come
+/// back when the text is not exactly them.
+fn read_yaml(
+    kind: crate::schema::FileKind,
+    bytes: Vec<u8>,
+    id: FileId,
+) -> (YamlMemo, Option<Vec<u8>>) {
     let mut diagnostics = Vec::new();
-    let (text, readable) = decode(bytes.to_vec(), id, &mut diagnostics);
+    let (text, undecoded) = decode(bytes, id, &mut diagnostics);
+    let readable = undecoded.is_none();
     let mut root = None;
     let mut complete = false;
     if readable {
@@ -364,19 +370,21 @@ fn read_yaml(kind: crate::schema::FileKind, bytes: &[u8], id: FileId) -> YamlMem
             root = validate_file(kind, document.root.as_ref(), id, &mut diagnostics);
         }
     }
-    YamlMemo {
+    let memo = YamlMemo {
         line_index: LineIndex::new(&text),
-        text,
+        text: text.into(),
         diagnostics,
         file: id,
         root,
         complete,
-    }
+    };
+    (memo, undecoded)
 }
 
 /// Bytes → text. Invalid UTF-8 is reported and the file is not parsed; the
-/// text keeps the valid prefix so the diagnostic's range is exact.
-fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, bool) {
+/// text keeps the valid prefix so the diagnostic's range is exact, and the
+/// bytes are given back (the text is not them).
+fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, Option<Vec<u8>>) {
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
         out.push(Diagnostic::new(
             Rule::InvalidEncoding,
@@ -384,10 +392,10 @@ fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, b
             TextRange::empty(0),
             "this file is UTF-16; mozaiks reads UTF-8 only: re-save it as UTF-8",
         ));
-        return (String::new(), false);
+        return (String::new(), Some(bytes));
     }
     match String::from_utf8(bytes) {
-        Ok(text) => (text, true),
+        Ok(text) => (text, None),
         Err(err) => {
             let valid = err.utf8_error().valid_up_to();
             let bytes = err.into_bytes();
@@ -402,7 +410,7 @@ fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, b
                     bytes[valid]
                 ),
             ));
-            (text, false)
+            (text, Some(bytes))
         }
     }
 }

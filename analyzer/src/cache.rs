@@ -95,7 +95,7 @@ mod tests {
             .bundle
             .files
             .iter()
-            .map(|f| (f.relative.clone(), f.text.clone()))
+            .map(|f| (f.relative.clone(), f.text.to_string()))
             .collect();
         (diagnostics, files)
     }
@@ -170,6 +170,52 @@ mod tests {
             let alone = analyze(&fs, dir, Some(config), &mut AnalysisCache::new());
             assert_eq!(outcome(analysis), outcome(&alone), "{}", dir.display());
         }
+    }
+
+    /// A file that is not UTF-8 is kept by its bytes, not by its text (a bad
+    /// byte reads as the replacement character): the cache must see it
+    /// replaced by another bad byte, or by that character written out.
+    #[test]
+    fn a_file_that_is_not_utf8_is_kept_by_its_bytes() {
+        let dir = Path::new("/w/SupportDesk");
+        let mut fs = crate::ide::tests::support_desk_fs();
+        let path = dir.join("context_variables.yaml");
+        let text = fs.read(&path).unwrap();
+        let with = |bad: &[u8]| {
+            let mut bytes = b"# ".to_vec();
+            bytes.extend_from_slice(bad);
+            bytes.push(b'\n');
+            bytes.extend_from_slice(&text);
+            bytes
+        };
+        let mut cache = AnalysisCache::new();
+        cache.use_shared(Path::new("/w"), Some(Arc::new(SharedMentions::default())));
+        fs.insert(path.clone(), with(&[0xFF]));
+        let first = analyze(&fs, dir, None, &mut cache);
+        fs.insert(path.clone(), with(&[0xFE]));
+        let second = analyze(&fs, dir, None, &mut cache);
+        let message = |a: &crate::Analysis| {
+            a.diagnostics
+                .iter()
+                .find(|d| d.rule == crate::rules::Rule::InvalidEncoding)
+                .map(|d| d.message.clone())
+                .unwrap()
+        };
+        assert!(message(&first).contains("byte 0xff"), "{}", message(&first));
+        assert!(
+            message(&second).contains("byte 0xfe"),
+            "{}",
+            message(&second)
+        );
+        assert_eq!(outcome(&second), outcome(&analyze_bundle(&fs, dir)));
+        // The text the bad byte was read as, now written: valid UTF-8.
+        fs.insert(path.clone(), with("\u{FFFD}".as_bytes()));
+        let third = analyze(&fs, dir, None, &mut cache);
+        assert_eq!(outcome(&third), outcome(&analyze_bundle(&fs, dir)));
+        assert!(third
+            .diagnostics
+            .iter()
+            .all(|d| d.rule != crate::rules::Rule::InvalidEncoding));
     }
 
     /// On disk a file rewritten at once with the same length keeps its size

@@ -154,7 +154,7 @@ fn holds_invariants_at(fs: &MemoryFs, dir: &Path) -> Result<(), TestCaseError> {
                 }
                 let mut mine: Vec<_> = fix.edits.iter().filter(|e| e.file == file).collect();
                 mine.sort_by_key(|e| std::cmp::Reverse(e.range.start));
-                let mut text = f.text.clone();
+                let mut text = f.text.to_string();
                 for e in mine {
                     text.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
                 }

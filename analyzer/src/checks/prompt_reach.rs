@@ -41,7 +41,7 @@ fn middleware_texts<'b>(bundle: &'b Bundle, agent: &str) -> Option<Vec<&'b str>>
             continue;
         }
         match b.target {
-            BindingTarget::File(id) => texts.push(bundle.file(id)?.text.as_str()),
+            BindingTarget::File(id) => texts.push(bundle.file(id)?.text.as_ref()),
             // An import path: its code is not read.
             _ => return None,
         }

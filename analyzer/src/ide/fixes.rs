@@ -237,13 +237,13 @@ fn parsed(analysis: &Analysis, kind: FileKind) -> Option<(FileId, &str, Arc<Yaml
         .memos
         .fix_trees
         .0
-        .get_or(memo::key([file.text.as_str()]), || {
+        .get_or(memo::key([file.text.as_ref()]), || {
             syntax::parse(&file.text, file.id, &mut Vec::new())
         });
     if document.failed {
         return None;
     }
-    Some((file.id, file.text.as_str(), document))
+    Some((file.id, file.text.as_ref(), document))
 }
 
 /// The offset where the line holding `offset` starts.

@@ -25,7 +25,7 @@ pub(super) fn key_hover(
 ) -> Option<(TextRange, String)> {
     let f = analysis.bundle.file(file)?;
     let kind = f.kind?;
-    let text = f.text.as_str();
+    let text = f.text.as_ref();
     let offset = (offset as usize).min(text.len());
     // The parsed tree knows every layout (block lists in the parent's column,
     // flow style); a file that does not parse is read line by line.

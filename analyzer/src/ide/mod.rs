@@ -51,7 +51,7 @@ pub struct FileRange {
 /// clamped to the file: the features slice the text at it, and an offset
 /// from a caller that counted differently must not make them panic.
 pub(crate) fn char_offset(analysis: &Analysis, file: FileId, offset: u32) -> u32 {
-    let Some(text) = analysis.bundle.file(file).map(|f| f.text.as_str()) else {
+    let Some(text) = analysis.bundle.file(file).map(|f| f.text.as_ref()) else {
         return offset;
     };
     let mut at = (offset as usize).min(text.len());

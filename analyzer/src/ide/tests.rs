@@ -44,7 +44,7 @@ fn rename_keeps_the_bundle_clean(file: &str, needle: &str, new_name: &str, edits
     let edits = rename(&before, f.id, offset, new_name).unwrap();
     assert!(edits.len() >= edits_at_least, "{edits:?}");
     for file in &before.bundle.files {
-        let mut text = file.text.clone();
+        let mut text = file.text.to_string();
         let mut mine: Vec<&TextEdit> = edits.iter().filter(|e| e.file == file.id).collect();
         mine.sort_by_key(|e| std::cmp::Reverse(e.range.start));
         for e in mine {
@@ -76,7 +76,7 @@ fn texts(analysis: &Analysis) -> Vec<(&str, &str)> {
     let files = &analysis.bundle.files;
     files
         .iter()
-        .map(|f| (f.relative.as_str(), f.text.as_str()))
+        .map(|f| (f.relative.as_str(), f.text.as_ref()))
         .collect()
 }
 

@@ -6,6 +6,7 @@
 //! entries of files an analysis did not read are dropped after it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::fs::{FileStamp, FileSystem};
@@ -17,7 +18,8 @@ use crate::syntax::LineIndex;
 /// A YAML file decoded, parsed and validated.
 #[derive(Debug, Clone)]
 pub(crate) struct YamlMemo {
-    pub text: String,
+    /// Shared with the bundle's `SourceFile` (one copy of a file's text).
+    pub text: Arc<str>,
     pub line_index: LineIndex,
     /// The file's own diagnostics (encoding, syntax, schema), with `file` as
     /// it was when computed.
@@ -49,7 +51,7 @@ impl YamlMemo {
 /// A text file as read, with its line index.
 #[derive(Debug, Clone)]
 pub(crate) struct TextMemo {
-    pub text: String,
+    pub text: Arc<str>,
     pub line_index: LineIndex,
 }
 
@@ -96,7 +98,9 @@ impl Seen {
 
 #[derive(Debug, Default)]
 pub struct FileCache {
-    yaml: HashMap<PathBuf, (Vec<u8>, YamlMemo)>,
+    /// With the file's bytes when they are not the memo's text (a file
+    /// that is not UTF-8): valid UTF-8 is compared with the text itself.
+    yaml: HashMap<PathBuf, (Option<Vec<u8>>, YamlMemo)>,
     texts: HashMap<PathBuf, (Seen, TextMemo)>,
     python: HashMap<PathBuf, (String, Vec<String>, Module)>,
     /// Per scanned file: what was seen, the names looked for, those found.
@@ -118,17 +122,21 @@ impl FileCache {
         self.mentions.retain(|p, _| used.contains(p));
     }
 
+    /// `compute` gets the bytes and gives them back when its text is not
+    /// exactly them.
     pub(crate) fn yaml(
         &mut self,
         path: &Path,
         bytes: Vec<u8>,
-        compute: impl FnOnce(&[u8]) -> YamlMemo,
+        compute: impl FnOnce(Vec<u8>) -> (YamlMemo, Option<Vec<u8>>),
     ) -> &YamlMemo {
         self.used.insert(path.to_path_buf());
-        let fresh = self.yaml.get(path).is_some_and(|(b, _)| *b == bytes);
+        let fresh = self.yaml.get(path).is_some_and(|(undecoded, memo)| {
+            undecoded.as_deref().unwrap_or(memo.text.as_bytes()) == bytes
+        });
         if !fresh {
-            let memo = compute(&bytes);
-            self.yaml.insert(path.to_path_buf(), (bytes, memo));
+            let (memo, undecoded) = compute(bytes);
+            self.yaml.insert(path.to_path_buf(), (undecoded, memo));
         }
         &self.yaml[path].1
     }
@@ -176,7 +184,7 @@ impl FileCache {
             Some(bytes) => bytes,
             None => fs.read(path)?,
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let text: Arc<str> = String::from_utf8_lossy(&bytes).into();
         let memo = TextMemo {
             line_index: LineIndex::new(&text),
             text,

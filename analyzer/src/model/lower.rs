@@ -128,7 +128,7 @@ fn opt_bool(obj: &Obj, key: &str) -> Option<bool> {
 
 /// Adds one validated file to the bundle.
 pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
-    let text = bundle.files[file.0 as usize].text.clone();
+    let text = std::sync::Arc::clone(&bundle.files[file.0 as usize].text);
     let l = Lower { file, text: &text };
     match kind {
         FileKind::Orchestrator => {
@@ -171,7 +171,9 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
             }
         }
         FileKind::TransitionGraph => {
-            for (index, item) in root.list("transition_rules").iter().enumerate() {
+            let rules = root.list("transition_rules");
+            bundle.rules.reserve_exact(rules.len());
+            for (index, item) in rules.iter().enumerate() {
                 let Some(rule) = item.as_obj() else { continue };
                 let (Some(source), Some(target)) =
                     (l.field(rule, "source_agent"), l.field(rule, "target_agent"))

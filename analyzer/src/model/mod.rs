@@ -27,7 +27,8 @@ pub struct SourceFile {
     /// Path relative to the bundle folder, with `/` separators.
     pub relative: String,
     pub kind: Option<FileKind>,
-    pub text: String,
+    /// Shared with the file memos.
+    pub text: std::sync::Arc<str>,
     pub line_index: LineIndex,
 }
 

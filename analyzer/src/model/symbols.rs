@@ -460,6 +460,9 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
             }),
         });
     }
+    // Held for the whole analysis (a large bundle has hundreds of
+    // thousands of references): no room left over from growing.
+    b.table.references.shrink_to_fit();
     for (i, r) in b.table.references.iter().enumerate() {
         if let Resolution::Definition(id) = r.resolution {
             b.table.referrers.entry(id).or_default().push(i as u32);

@@ -1,11 +1,12 @@
 //! Byte offsets inside, editor positions at the edge: converts a byte offset of a
 //! file into a line and a column counted in UTF-8 bytes, UTF-16 units or characters.
 
-/// Line starts of one text, for offset → position conversion.
+/// Line starts of one text, for offset → position conversion. Cloning one
+/// shares its table (a bundle's model and the file memos hold the same).
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     /// Byte offset where each line starts; `line_starts[0] == 0`.
-    line_starts: Vec<u32>,
+    line_starts: std::sync::Arc<[u32]>,
     len: u32,
 }
 
@@ -35,7 +36,7 @@ impl LineIndex {
             }
         }
         LineIndex {
-            line_starts,
+            line_starts: line_starts.into(),
             len: text.len() as u32,
         }
     }

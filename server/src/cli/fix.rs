@@ -60,13 +60,13 @@ pub fn plan(analyses: &[Analysis], unsafe_fixes: bool) -> Vec<PlannedFile> {
             let Some(f) = analysis.bundle.file(file) else {
                 continue;
             };
-            let mut after = f.text.clone();
+            let mut after = f.text.to_string();
             for e in edits.iter().rev() {
                 after.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
             }
             planned.push(PlannedFile {
                 path: analysis.bundle.dir.join(&f.relative),
-                before: f.text.clone(),
+                before: f.text.to_string(),
                 after,
                 edits: edits.len(),
             });

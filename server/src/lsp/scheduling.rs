@@ -155,9 +155,7 @@ impl Backend {
                 }
                 let path = normalize(&analysis.bundle.dir.join(&file.relative));
                 if state.documents.contains_key(&path) {
-                    state
-                        .last_readable
-                        .insert(path, Arc::from(file.text.as_str()));
+                    state.last_readable.insert(path, Arc::clone(&file.text));
                 }
             }
             let versions: HashMap<PathBuf, i32> = state

@@ -246,7 +246,7 @@ pub(super) fn check(bundle: &Bundle, merge: bool, memos: &PromptMemos, out: &mut
         .iter()
         .filter_map(|b| match b.target {
             BindingTarget::File(id) => bundle.file(id).map(|f| {
-                let words = memos.quoted.get_or(memo::key([f.text.as_str()]), || {
+                let words = memos.quoted.get_or(memo::key([f.text.as_ref()]), || {
                     quoted_words(&f.text)
                         .into_iter()
                         .map(str::to_string)

@@ -375,7 +375,7 @@ impl Validator<'_> {
         dedupe: bool,
     ) -> Option<Item> {
         let items = self.seq(node, name)?;
-        let mut out: Vec<Item> = Vec::new();
+        let mut out: Vec<Item> = Vec::with_capacity(items.len());
         let mut ok = true;
         for it in items {
             match it.as_str() {
@@ -419,7 +419,7 @@ impl Validator<'_> {
                 .text(node, name, TextKind::Required, range)
                 .map(|v| Item { range, value: v }),
             NodeKind::Seq(items) => {
-                let mut out: Vec<Item> = Vec::new();
+                let mut out: Vec<Item> = Vec::with_capacity(items.len());
                 for it in items {
                     match it.as_str() {
                     Some(s) => {
@@ -534,7 +534,7 @@ impl Validator<'_> {
     ) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         let items = self.seq(node, name)?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(items.len());
         for it in items {
             if it.as_map().is_none() {
                 if !matches!(it.kind, NodeKind::Invalid) {
@@ -573,7 +573,7 @@ impl Validator<'_> {
     ) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         let entries = self.map_entries(node, name)?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(entries.len());
         for e in entries {
             let Some(k) = self.map_key(e, name, key) else {
                 continue;
@@ -616,7 +616,7 @@ impl Validator<'_> {
     fn registry(&mut self, node: &Node, name: &str, range: TextRange) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         let entries = self.map_entries(node, name)?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(entries.len());
         for e in entries {
             let Some(k) = self.map_key(e, name, KeyKind::Name) else {
                 continue;
@@ -667,7 +667,7 @@ impl Validator<'_> {
     fn model_definitions(&mut self, node: &Node, name: &str, range: TextRange) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         let entries = self.map_entries(node, name)?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(entries.len());
         for e in entries {
             let Some(k) = self.map_key(e, name, KeyKind::Name) else {
                 continue;

@@ -358,7 +358,7 @@ pub(crate) async fn completion(
         None => analysis
             .bundle
             .file(file)
-            .map(|f| f.text.clone())
+            .map(|f| f.text.to_string())
             .unwrap_or_default(),
     };
     let index = mzk_analyzer::syntax::LineIndex::new(&text);

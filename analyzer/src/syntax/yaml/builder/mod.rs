@@ -300,9 +300,12 @@ impl<'t> Builder<'t> {
                     start,
                     flow,
                     anchor,
-                    items,
+                    mut items,
                 }) = self.stack.pop()
                 {
+                    // The tree is held until validated: no room left over
+                    // from growing (a third of a large file's tree).
+                    items.shrink_to_fit();
                     let end = if flow {
                         range.end
                     } else {
@@ -334,7 +337,8 @@ impl<'t> Builder<'t> {
                             .map(|e| e.value.range.end.max(e.key.range.end))
                             .unwrap_or(range.start)
                     };
-                    let entries = self.apply_merges(entries, merges);
+                    let mut entries = self.apply_merges(entries, merges);
+                    entries.shrink_to_fit();
                     self.report_duplicates(&entries);
                     let node = Node {
                         range: TextRange::new(start, end.max(start)),
