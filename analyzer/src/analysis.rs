@@ -51,28 +51,29 @@ pub fn analyze(
     settings: Option<&Config>,
     cache: &mut AnalysisCache,
 ) -> Analysis {
-    let mut analysis = analyze_files(fs, dir, cache);
+    let mut analysis = analyze_files(fs, dir, settings, cache);
     if let Some(config) = settings {
-        // While a file cannot be read, cross-file findings are held back
-        // (see `hold_back`), and the prompt checks read every file.
-        if analysis.incomplete.is_empty() {
-            // One finding per view entry: an unused entry that is also
-            // unbounded is one MZ804, unless only MZ805 is wanted.
-            let merge = config.enabled(Rule::UnusedViewVariable)
-                || !config.enabled(Rule::UnboundedExposure);
-            let memos = cache.memos();
-            crate::checks::prompt_findings(
-                &analysis.bundle,
-                &config.prompt_limits,
-                merge,
-                &memos.prompts,
-                &memos.tokens,
-                &mut analysis.diagnostics,
-            );
-        }
         config.apply(&mut analysis);
     }
     analysis
+}
+
+/// The prompt checks with `config`'s thresholds, after the other findings.
+fn prompt_findings(bundle: &Bundle, config: &Config, memos: &Memos) -> Vec<Diagnostic> {
+    // One finding per view entry: an unused entry that is also unbounded is
+    // one MZ804, unless only MZ805 is wanted.
+    let merge =
+        config.enabled(Rule::UnusedViewVariable) || !config.enabled(Rule::UnboundedExposure);
+    let mut out = Vec::new();
+    crate::checks::prompt_findings(
+        bundle,
+        &config.prompt_limits,
+        merge,
+        &memos.prompts,
+        &memos.tokens,
+        &mut out,
+    );
+    out
 }
 
 /// [`analyze`] without settings and with a cache of its own (tests).
@@ -80,8 +81,14 @@ pub fn analyze_bundle(fs: &dyn FileSystem, dir: &Path) -> Analysis {
     analyze(fs, dir, None, &mut AnalysisCache::new())
 }
 
-/// Everything but what depends on the settings.
-fn analyze_files(fs: &dyn FileSystem, dir: &Path, cache: &mut AnalysisCache) -> Analysis {
+/// Everything but applying the settings (whose prompt thresholds the prompt
+/// checks take; without settings they do not run).
+fn analyze_files(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    settings: Option<&Config>,
+    cache: &mut AnalysisCache,
+) -> Analysis {
     let shared = cache.shared(fs, dir.parent().unwrap_or(dir));
     let memos = cache.memos().clone();
     let cache = &mut cache.files;
@@ -144,13 +151,41 @@ fn analyze_files(fs: &dyn FileSystem, dir: &Path, cache: &mut AnalysisCache) -> 
     }
     bundle.index();
     model::python::load(&mut bundle, fs, cache);
-    let symbols = model::symbols::build(&bundle);
-    let mut unreferenced = crate::checks::unreferenced_variables(&bundle, &symbols);
-    unreferenced.extend(crate::checks::unreferenced_models(&bundle, &symbols));
-    model::mentions::scan(&mut bundle, fs, &unreferenced, &shared, cache);
-    crate::checks::run(&bundle, &symbols, &mut diagnostics);
+    // While a file cannot be read, cross-file findings are held back (see
+    // `hold_back`), and the prompt checks read every file. They read the
+    // model alone, so they run beside the symbols, the mentions and the
+    // other checks (an editor's keystroke waits for the longer of the two
+    // sides, not their sum).
+    let prompts = settings.filter(|_| incomplete.is_empty());
+    let (symbols, prompt_diagnostics) = std::thread::scope(|scope| {
+        let bundle = &bundle;
+        let work = || prompts.map(|config| prompt_findings(bundle, config, &memos));
+        let beside = match prompts {
+            Some(_) => std::thread::Builder::new()
+                .stack_size(crate::limits::THREAD_STACK_BYTES)
+                .spawn_scoped(scope, work)
+                .ok(),
+            None => None,
+        };
+        let symbols = model::symbols::build(bundle);
+        let mut unreferenced = crate::checks::unreferenced_variables(bundle, &symbols);
+        unreferenced.extend(crate::checks::unreferenced_models(bundle, &symbols));
+        let mentioned = model::mentions::scan(bundle, fs, &unreferenced, &shared, cache);
+        // The cell is new and set only here.
+        let _ = bundle.mentioned_elsewhere.set(mentioned);
+        crate::checks::run(bundle, &symbols, &mut diagnostics);
+        let prompt_diagnostics = match beside {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had (or nothing to do): here.
+            None => work(),
+        };
+        (symbols, prompt_diagnostics)
+    });
     hold_back(&bundle, &incomplete, &mut diagnostics);
     sort_diagnostics(&mut diagnostics);
+    diagnostics.extend(prompt_diagnostics.unwrap_or_default());
     cache.finish();
     Analysis {
         bundle,

@@ -58,7 +58,7 @@ pub fn unreferenced_variables(bundle: &Bundle, symbols: &SymbolTable) -> Vec<Str
 /// workflow touches it.
 fn unused_variables(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnostic>) {
     for name in unreferenced_variables(bundle, symbols) {
-        if bundle.mentioned_elsewhere.contains(&name) {
+        if bundle.is_mentioned_elsewhere(&name) {
             continue;
         }
         let Some(var) = bundle.variable(&name) else {

@@ -385,7 +385,7 @@ fn unused_models(bundle: &Bundle, symbols: &SymbolTable, out: &mut Vec<Diagnosti
         let Some(def) = symbols.definitions.get(i) else {
             continue;
         };
-        if bundle.mentioned_elsewhere.contains(&def.name.text) {
+        if bundle.is_mentioned_elsewhere(&def.name.text) {
             continue;
         }
         let kind = bundle

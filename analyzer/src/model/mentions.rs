@@ -6,6 +6,7 @@
 //! `syntax::python_keys`), so a name that appears nowhere and that no Python
 //! file can build is truly unused.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::file_cache::FileCache;
@@ -135,24 +136,22 @@ impl SharedMentions {
     }
 }
 
-/// Marks the `candidates` (variable and model names) mentioned, or built, by
-/// the bundle's own code, UI and data files, or by the shared folders beside it.
+/// The `candidates` (variable and model names) mentioned, or built, by the
+/// bundle's own code, UI and data files, or by the shared folders beside it.
 pub fn scan(
-    bundle: &mut Bundle,
+    bundle: &Bundle,
     fs: &dyn FileSystem,
     candidates: &[String],
     shared: &SharedMentions,
     cache: &mut FileCache,
-) {
+) -> BTreeSet<String> {
     let memo = bundle.built.clone();
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
         .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c, &memo));
-    bundle
-        .mentioned_elsewhere
-        .extend(in_shared.into_iter().cloned());
+    let mut mentioned: BTreeSet<String> = in_shared.into_iter().cloned().collect();
     if candidates.is_empty() {
-        return;
+        return mentioned;
     }
     let matcher = NameSet::new(&candidates);
     let mut found: HashSet<usize> = HashSet::default();
@@ -211,9 +210,8 @@ pub fn scan(
             break;
         }
     }
-    bundle
-        .mentioned_elsewhere
-        .extend(found.into_iter().map(|i| candidates[i].clone()));
+    mentioned.extend(found.into_iter().map(|i| candidates[i].clone()));
+    mentioned
 }
 
 /// The pieces of text a file's string literals hold: each quoted run on a

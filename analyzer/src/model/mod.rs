@@ -73,10 +73,11 @@ pub struct Bundle {
     pub bindings: Vec<python::Binding>,
     /// The Python files those bindings name, parsed.
     pub python: Vec<python::PythonFile>,
-    /// Declared variables that no YAML reference names but that some code, UI
-    /// or data file of the bundle or of the workflows root's shared folders
-    /// mentions (see [`mentions::scan`]).
-    pub mentioned_elsewhere: std::collections::BTreeSet<String>,
+    /// Declared variables and models that no YAML reference names but that
+    /// some code, UI or data file of the bundle or of the workflows root's
+    /// shared folders mentions (see [`mentions::scan`]). Set once, through a
+    /// shared reference: the prompt checks read the bundle meanwhile.
+    pub mentioned_elsewhere: std::sync::OnceLock<std::collections::BTreeSet<String>>,
     /// Name → position in `agents` / `variables` (first wins), built by [`Bundle::index`].
     agent_index: crate::hash::HashMap<String, usize>,
     variable_index: crate::hash::HashMap<String, usize>,
@@ -105,6 +106,13 @@ impl Bundle {
 
     pub fn file_of_kind(&self, kind: FileKind) -> Option<&SourceFile> {
         self.files.iter().find(|f| f.kind == Some(kind))
+    }
+
+    /// Whether code, UI or data files mention `name` (see `mentioned_elsewhere`).
+    pub fn is_mentioned_elsewhere(&self, name: &str) -> bool {
+        self.mentioned_elsewhere
+            .get()
+            .is_some_and(|names| names.contains(name))
     }
 
     /// Builds the name indexes once every file is lowered (lookups stay
