@@ -152,21 +152,24 @@ fn analyze_files(
     bundle.index();
     model::python::load(&mut bundle, fs, cache);
     // While a file cannot be read, cross-file findings are held back (see
-    // `hold_back`), and the prompt checks read every file. They read the
-    // model alone, so they run beside the symbols, the mentions and the
-    // other checks (an editor's keystroke waits for the longer of the two
-    // sides, not their sum).
+    // `hold_back`), and the prompt checks read every file. The checks that
+    // read the prompts read the lowered model alone, so they run beside the
+    // symbols, the mentions and the other checks (an editor's keystroke
+    // waits for the longer of the two sides, not their sum).
     let prompts = settings.filter(|_| incomplete.is_empty());
-    let (symbols, prompt_diagnostics) = std::thread::scope(|scope| {
+    let (symbols, (reach_diagnostics, prompt_diagnostics)) = std::thread::scope(|scope| {
         let bundle = &bundle;
-        let work = || prompts.map(|config| prompt_findings(bundle, config, &memos));
-        let beside = match prompts {
-            Some(_) => std::thread::Builder::new()
-                .stack_size(crate::limits::THREAD_STACK_BYTES)
-                .spawn_scoped(scope, work)
-                .ok(),
-            None => None,
+        let work = || {
+            let reach = crate::checks::prompt_reach_findings(bundle);
+            (
+                reach,
+                prompts.map(|config| prompt_findings(bundle, config, &memos)),
+            )
         };
+        let beside = std::thread::Builder::new()
+            .stack_size(crate::limits::THREAD_STACK_BYTES)
+            .spawn_scoped(scope, work)
+            .ok();
         let symbols = model::symbols::build(bundle);
         let mut unreferenced = crate::checks::unreferenced_variables(bundle, &symbols);
         unreferenced.extend(crate::checks::unreferenced_models(bundle, &symbols));
@@ -174,15 +177,16 @@ fn analyze_files(
         // The cell is new and set only here.
         let _ = bundle.mentioned_elsewhere.set(mentioned);
         crate::checks::run(bundle, &symbols, &mut diagnostics);
-        let prompt_diagnostics = match beside {
+        let beside = match beside {
             Some(thread) => thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            // No thread to be had (or nothing to do): here.
+            // No thread to be had: here.
             None => work(),
         };
-        (symbols, prompt_diagnostics)
+        (symbols, beside)
     });
+    diagnostics.extend(reach_diagnostics);
     hold_back(&bundle, &incomplete, &mut diagnostics);
     sort_diagnostics(&mut diagnostics);
     diagnostics.extend(prompt_diagnostics.unwrap_or_default());
