@@ -420,8 +420,8 @@ fn read_yaml(
     (memo, undecoded)
 }
 
-/// Bytes → text. Invalid UTF-8 is reported and the file is not parsed; the
-/// text keeps the valid prefix so the diagnostic's range is exact, and the
+/// Bytes → text. Invalid UTF-8 is reported (the range ends at the first bad
+/// byte) and the file is not parsed; the text is then read lossily, and the
 /// bytes are given back (the text is not them).
 fn decode(bytes: Vec<u8>, file: FileId, out: &mut Vec<Diagnostic>) -> (String, Option<Vec<u8>>) {
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {

@@ -26,7 +26,7 @@ pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {
     out
 }
 
-/// The prompt checks (MZ8xx), whose thresholds are settings: they run when
+/// The prompt checks (MZ801–MZ805), whose thresholds are settings: they run when
 /// an analysis is given its settings (`analysis::analyze`); public for the
 /// benchmarks, which time them alone.
 pub fn prompt_findings(

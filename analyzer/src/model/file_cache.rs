@@ -102,7 +102,7 @@ pub struct FileCache {
     /// that is not UTF-8): valid UTF-8 is compared with the text itself.
     yaml: HashMap<PathBuf, (Option<Vec<u8>>, YamlMemo)>,
     texts: HashMap<PathBuf, (Seen, TextMemo)>,
-    python: HashMap<PathBuf, (String, Vec<String>, Module)>,
+    python: HashMap<PathBuf, (Arc<str>, Vec<String>, Module)>,
     /// Per scanned file: what was seen, the names looked for, those found.
     mentions: HashMap<PathBuf, (Seen, Vec<String>, Vec<String>)>,
     used: HashSet<PathBuf>,
@@ -147,7 +147,7 @@ impl FileCache {
     pub(crate) fn python(
         &mut self,
         path: &Path,
-        text: &str,
+        text: &Arc<str>,
         wanted: &[&str],
         compute: impl FnOnce(Option<&Module>) -> Module,
     ) -> Module {
@@ -165,7 +165,7 @@ impl FileCache {
         let wanted = wanted.iter().map(|w| w.to_string()).collect();
         self.python.insert(
             path.to_path_buf(),
-            (text.to_string(), wanted, module.clone()),
+            (Arc::clone(text), wanted, module.clone()),
         );
         module
     }

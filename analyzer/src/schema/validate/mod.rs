@@ -302,14 +302,17 @@ impl Validator<'_> {
     }
 
     fn object(&mut self, node: &Node, shape: &'static Object, anchor: TextRange) -> Obj {
-        let entries = node.as_map().unwrap_or_default();
+        let entries = node.as_map();
         // At most one field per entry: sized once, as every list below (a
         // bundle of thousands of rules is held whole).
         let mut obj = Obj {
             shape,
             range: node.range,
             anchor,
-            fields: Vec::with_capacity(entries.len()),
+            fields: Vec::with_capacity(entries.map_or(0, <[_]>::len)),
+        };
+        let Some(entries) = entries else {
+            return obj;
         };
         // PyYAML keeps the last of duplicate keys: validate only that one.
         let mut seen_alias_and_name: Option<TextRange> = None;
