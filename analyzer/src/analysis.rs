@@ -89,7 +89,7 @@ fn analyze_files(
     settings: Option<&Config>,
     cache: &mut AnalysisCache,
 ) -> Analysis {
-    let shared = cache.shared(fs, dir.parent().unwrap_or(dir));
+    let shared = cache.shared(dir.parent().unwrap_or(dir));
     let memos = cache.memos().clone();
     let cache = &mut cache.files;
     let mut bundle = Bundle::default();
@@ -336,8 +336,7 @@ pub fn analyze_bundles(
     for dir in dirs {
         let root = dir.parent().unwrap_or(dir).to_path_buf();
         if !shared.iter().any(|(r, _)| *r == root) {
-            let mut cache = AnalysisCache::sharing(memos.clone());
-            let mentions = cache.shared(fs, &root);
+            let mentions = Arc::new(crate::model::mentions::SharedMentions::of(&root));
             shared.push((root, mentions));
         }
     }

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checks::PromptMemos;
-use crate::fs::FileSystem;
 use crate::model::file_cache::FileCache;
 use crate::model::mentions::SharedMentions;
 use crate::syntax::python_keys::BuiltMemo;
@@ -63,12 +62,13 @@ impl AnalysisCache {
         self.shared = shared.map(|s| (root.to_path_buf(), s));
     }
 
-    /// What the shared folders of `root` mention, as kept, or read now.
-    pub fn shared(&mut self, fs: &dyn FileSystem, root: &Path) -> Arc<SharedMentions> {
+    /// What the shared folders of `root` mention, as kept, or new (read by
+    /// the first analysis that needs it).
+    pub fn shared(&mut self, root: &Path) -> Arc<SharedMentions> {
         match &self.shared {
             Some((kept, shared)) if kept == root => shared.clone(),
             _ => {
-                let shared = Arc::new(SharedMentions::scan(fs, root));
+                let shared = Arc::new(SharedMentions::of(root));
                 self.shared = Some((root.to_path_buf(), shared.clone()));
                 shared
             }

@@ -98,10 +98,10 @@ fn main() {
             })
             .sum()
     });
-    // The memos live as long as the process, as the language server's do.
-    let memos = Arc::new(Memos::default());
+    // Each run starts with empty memos, as each `mzk check` process does.
     let analysis = measure(iterations, || {
-        let shared = Arc::new(SharedMentions::scan(&RealFs, &root));
+        let memos = Arc::new(Memos::default());
+        let shared = Arc::new(SharedMentions::of(&root));
         discover_bundles(&RealFs, &root)
             .iter()
             .map(|b| {
@@ -115,13 +115,14 @@ fn main() {
     });
     // What `mzk check` runs: the same analysis, bundles spread over the cores.
     let analysis_parallel = measure(iterations, || {
+        let memos = Arc::new(Memos::default());
         let dirs = discover_bundles(&RealFs, &root);
         let configs: Vec<Config> = dirs.iter().map(|d| Config::defaults(d)).collect();
         let analyses = analyze_bundles(&RealFs, &dirs, &configs, &memos);
         analyses.iter().map(|a| a.diagnostics.len() + 1).sum()
     });
     // Without settings: the prompt checks are timed alone below.
-    let analyses = analyze_bundles(&RealFs, &bundles, &[], &memos);
+    let analyses = analyze_bundles(&RealFs, &bundles, &[], &Arc::new(Memos::default()));
     let limits = PromptLimits::default();
     let prompt_memos = mzk_analyzer::checks::PromptMemos::default();
     let token_counts = mzk_analyzer::tokens::TokenCounts::default();

@@ -7,7 +7,7 @@
 //! file can build is truly unused.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::file_cache::FileCache;
 use super::Bundle;
@@ -26,10 +26,20 @@ const MAX_FILES: usize = 5_000;
 const MAX_BYTES: usize = 64 * 1024 * 1024;
 
 /// Identifiers written in the folders beside the bundles that are not bundles
-/// themselves (shared code and UI). Computed once per workflows root and
-/// shared by the bundles analysed under it.
-#[derive(Debug, Clone, Default)]
+/// themselves (shared code and UI). Read once per workflows root, when the
+/// first bundle analysed under it asks for a name its own files do not
+/// mention (a bundle that leaves nothing unreferenced never waits for it),
+/// and shared by the bundles analysed under it.
+#[derive(Debug, Default)]
 pub struct SharedMentions {
+    /// The workflows root; `None`: no shared folders.
+    root: Option<PathBuf>,
+    read: std::sync::OnceLock<SharedRead>,
+}
+
+/// What the shared folders hold.
+#[derive(Debug, Default)]
+struct SharedRead {
     identifiers: std::collections::HashSet<String, Fnv>,
     /// The shared Python files, whose built names are read when a bundle
     /// asks for a name they could build (parsing every file up front would
@@ -37,7 +47,7 @@ pub struct SharedMentions {
     python: Vec<SharedPython>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct SharedPython {
     content: Vec<u8>,
     /// The file's buildable text (`python_keys::buildable`) and its string
@@ -47,6 +57,25 @@ struct SharedPython {
 }
 
 impl SharedMentions {
+    /// The shared folders of the workflows root `root`, read when first
+    /// needed.
+    pub fn of(root: &Path) -> SharedMentions {
+        SharedMentions {
+            root: Some(root.to_path_buf()),
+            read: Default::default(),
+        }
+    }
+
+    /// What the folders hold, read now with `fs` if not read before.
+    fn read(&self, fs: &dyn FileSystem) -> &SharedRead {
+        self.read.get_or_init(|| match &self.root {
+            Some(root) => SharedRead::scan(fs, root),
+            None => SharedRead::default(),
+        })
+    }
+}
+
+impl SharedRead {
     /// Whether some shared Python file builds `name`.
     fn builds(&self, name: &str, memo: &BuiltMemo) -> bool {
         self.python.iter().any(|file| {
@@ -92,9 +121,9 @@ impl std::hash::Hasher for FnvHasher {
     }
 }
 
-impl SharedMentions {
+impl SharedRead {
     /// Reads the non-bundle folders of `root`.
-    pub fn scan(fs: &dyn FileSystem, root: &Path) -> SharedMentions {
+    fn scan(fs: &dyn FileSystem, root: &Path) -> SharedRead {
         let mut identifiers: std::collections::HashSet<String, Fnv> = Default::default();
         let mut python = Vec::new();
         let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
@@ -129,7 +158,7 @@ impl SharedMentions {
                 }
             }
         }
-        SharedMentions {
+        SharedRead {
             identifiers,
             python,
         }
@@ -146,6 +175,10 @@ pub fn scan(
     cache: &mut FileCache,
 ) -> BTreeSet<String> {
     let memo = bundle.built.clone();
+    if candidates.is_empty() {
+        return BTreeSet::new();
+    }
+    let shared = shared.read(fs);
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
         .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c, &memo));
@@ -226,28 +259,34 @@ struct QuotedEnds {
 impl QuotedEnds {
     fn of(content: &[u8]) -> QuotedEnds {
         let mut pieces = HashSet::default();
-        for line in content.split(|&b| b == b'\n') {
-            let mut rest = line;
-            while let Some(open) = memchr::memchr2(b'"', b'\'', rest) {
-                let quote = rest[open];
-                let after = &rest[open + 1..];
-                let Some(close) = memchr::memchr(quote, after) else {
-                    break;
-                };
-                for piece in after[..close].split(|&b| matches!(b, b'{' | b'}' | b'%')) {
-                    if piece.len() >= 3
-                        && piece
-                            .iter()
-                            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                    {
-                        pieces.insert(piece.to_vec());
-                    }
-                }
-                rest = &after[close + 1..];
-            }
-        }
+        quoted_pieces(content, |piece| {
+            pieces.insert(piece.to_vec());
+            false
+        });
         QuotedEnds { pieces }
     }
+}
+
+/// Calls `found` with each quoted piece of `content` (see [`QuotedEnds`])
+/// until it returns true; whether it did.
+fn quoted_pieces(content: &[u8], mut found: impl FnMut(&[u8]) -> bool) -> bool {
+    for line in content.split(|&b| b == b'\n') {
+        let mut rest = line;
+        while let Some(open) = memchr::memchr2(b'"', b'\'', rest) {
+            let quote = rest[open];
+            let after = &rest[open + 1..];
+            let Some(close) = memchr::memchr(quote, after) else {
+                break;
+            };
+            for piece in after[..close].split(|&b| matches!(b, b'{' | b'}' | b'%')) {
+                if piece.len() >= 3 && piece.iter().all(|&b| is_word_byte(b)) && found(piece) {
+                    return true;
+                }
+            }
+            rest = &after[close + 1..];
+        }
+    }
+    false
 }
 
 /// Whether a file could build `name` (see `python_keys`): every built name
@@ -290,13 +329,24 @@ impl<'n> NameSet<'n> {
     }
 
     fn scan(&self, content: &[u8], found: &mut HashSet<usize>) {
-        for token in content.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
+        let mut at = 0;
+        while at < content.len() {
+            // The next identifier: a run of word bytes, found by table.
+            while at < content.len() && !is_word_byte(content[at]) {
+                at += 1;
+            }
+            let start = at;
+            while at < content.len() && is_word_byte(content[at]) {
+                at += 1;
+            }
+            let token = &content[start..at];
             if token.is_empty()
                 || !self.lengths[token.len().min(255)]
                 || !self.first_bytes[token[0] as usize]
             {
                 continue;
             }
+            // Word bytes are ASCII.
             if let Some(&i) = std::str::from_utf8(token)
                 .ok()
                 .and_then(|t| self.names.get(t))
@@ -306,6 +356,21 @@ impl<'n> NameSet<'n> {
         }
     }
 }
+
+/// ASCII letters, digits and `_`: the bytes of the identifiers scanned for.
+fn is_word_byte(b: u8) -> bool {
+    WORD_BYTES[b as usize]
+}
+
+const WORD_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    table
+};
 
 /// The paths of the scanned files under `dir`, at most `budget` of them.
 fn scanned_files<'a>(

@@ -153,18 +153,43 @@ pub fn count(text: &str) -> usize {
         // No need to build the pre-tokenizer for nothing.
         return 0;
     }
-    // Prose repeats its pieces (" the", " agent", ".\n\n"): each distinct
-    // piece is counted once per text, where a piece that is no token takes
-    // a merge for each of its bytes, each with lookups in the vocabulary.
-    let mut counted: crate::hash::HashMap<&str, usize> = Default::default();
-    PRE_TOKENIZER
-        .split(text)
-        .map(|piece| {
-            *counted
-                .entry(piece)
-                .or_insert_with(|| count_piece(piece.as_bytes()))
-        })
-        .sum()
+    PIECE_COUNTS.with_borrow_mut(|counted| {
+        PRE_TOKENIZER
+            .split(text)
+            .map(|piece| counted.count(piece))
+            .sum()
+    })
+}
+
+/// Distinct pieces a thread keeps the counts of: a few MB at most.
+const PIECE_COUNTS_KEPT: usize = 1 << 16;
+
+/// The counts of the pieces this thread met, across texts. Prose repeats
+/// its pieces (" the", " agent", ".\n\n") within a prompt and from prompt
+/// to prompt; a hit is one probe of a small, warm table, where a piece
+/// looked up in the vocabulary probes a 5.5 MB table and a piece that is
+/// no token takes a merge for each of its bytes. Only a function of the
+/// piece is kept (no state of any analysis).
+struct PieceCounts(crate::hash::HashMap<Box<str>, u32>);
+
+impl PieceCounts {
+    fn count(&mut self, piece: &str) -> usize {
+        if let Some(&n) = self.0.get(piece) {
+            return n as usize;
+        }
+        let n = count_piece(piece.as_bytes());
+        if self.0.len() >= PIECE_COUNTS_KEPT {
+            self.0.clear();
+        }
+        // A piece has at most one token a byte, and texts are far below 4 GB.
+        self.0.insert(piece.into(), n as u32);
+        n
+    }
+}
+
+thread_local! {
+    static PIECE_COUNTS: std::cell::RefCell<PieceCounts> =
+        std::cell::RefCell::new(PieceCounts(Default::default()));
 }
 
 /// Chunks are at least this long (but the last): shorter texts are counted
@@ -242,19 +267,27 @@ impl TokenCounts {
     /// it was counted before: an edit inside a long prompt recounts only
     /// the chunks it changed, and a part of a counted prompt only its ends.
     pub fn count(&self, text: &str) -> usize {
-        chunks(text)
-            .map(|chunk| *self.0.get_or(memo::key([chunk]), || count(chunk)))
-            .sum()
+        chunks(text).map(|chunk| self.chunk(chunk)).sum()
     }
 
-    /// Whether `text` is over `budget` tokens, and its count when it had to
-    /// be counted: text of at most `budget` bytes never is, whatever its
-    /// tokens.
+    fn chunk(&self, chunk: &str) -> usize {
+        *self.0.get_or(memo::key([chunk]), || count(chunk))
+    }
+
+    /// Whether `text` is over `budget` tokens, and its count when it is.
+    /// No token is shorter than a byte, so the text is counted only until
+    /// the tokens so far plus the bytes still to count are within the
+    /// budget: text of at most `budget` bytes is not counted at all.
     pub fn over_budget(&self, text: &str, budget: usize) -> Option<usize> {
-        if text.len() <= budget {
-            return None;
+        let mut tokens = 0;
+        let mut uncounted = text.len();
+        for chunk in chunks(text) {
+            if tokens + uncounted <= budget {
+                return None;
+            }
+            tokens += self.chunk(chunk);
+            uncounted -= chunk.len();
         }
-        let tokens = self.count(text);
         (tokens > budget).then_some(tokens)
     }
 }
@@ -412,6 +445,45 @@ mod tests {
         assert_eq!(counts.over_budget("hello world", 11), None);
         assert_eq!(counts.over_budget("hello world", 1), Some(2));
         assert_eq!(counts.over_budget("hello world", 2), None);
+    }
+
+    /// Long prose, counted only as far as the budget needs: the answer is
+    /// the full count's, at every budget around it.
+    #[test]
+    fn a_budget_check_agrees_with_the_full_count() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let words = [
+            "agent", "tool", "Return", "the", "plan", "3 steps", "## Rules", "{x}",
+        ];
+        let text: String = (0..6000)
+            .map(|i| {
+                let word = words[(next() % words.len() as u64) as usize];
+                if i % 11 == 10 {
+                    format!("{word}\n")
+                } else {
+                    format!("{word} ")
+                }
+            })
+            .collect();
+        assert!(chunks(&text).count() > 10, "the text is not cut");
+        let tokens = count(&text);
+        for budget in [
+            0,
+            tokens / 2,
+            tokens - 1,
+            tokens,
+            tokens + 1,
+            text.len() - 1,
+        ] {
+            // A fresh memo each time: nothing counted before helps.
+            let counts = TokenCounts::default();
+            let expected = (tokens > budget).then_some(tokens);
+            assert_eq!(
+                counts.over_budget(&text, budget),
+                expected,
+                "budget {budget}"
+            );
+        }
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl Backend {
             // What the shared folders mention, as kept for the root (read
             // again when it was dropped).
             cache.use_shared(root_of(&dir), shared);
-            let shared = cache.shared(&overlay, root_of(&dir));
+            let shared = cache.shared(root_of(&dir));
             // The same configuration and suppressions as `mzk check`; a broken
             // configuration falls back to the defaults and is reported.
             let (config, config_error) = match Config::discover(&overlay, &dir) {

@@ -126,7 +126,7 @@ impl Warm {
             let dir = root.join(bundle);
             let config = Config::discover(&fs, &dir).unwrap_or_else(|_| Config::defaults(&dir));
             cache.use_shared(root, self.shared.clone());
-            self.shared = Some(cache.shared(&fs, root));
+            self.shared = Some(cache.shared(root));
             let warm = analyze(&fs, &dir, Some(&config), cache);
             let cold = analyze(&fs, &dir, Some(&config), &mut AnalysisCache::new());
             let (warm, cold) = (outcome(&warm), outcome(&cold));

@@ -55,8 +55,42 @@ fn shingles(words: &[u64]) -> Vec<u64> {
     out
 }
 
+/// Jaccard similarity of two sorted, unique lists that share `shared` items.
+fn jaccard(a: &[u64], b: &[u64], shared: usize) -> f64 {
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        1.0
+    } else {
+        shared as f64 / union as f64
+    }
+}
+
 /// Jaccard similarity of two sorted, unique lists.
+#[cfg(test)]
 fn similarity(a: &[u64], b: &[u64]) -> f64 {
+    similar_at_least(a, b, 0.0).unwrap_or(0.0)
+}
+
+/// The Jaccard similarity of two sorted, unique lists when it is at least
+/// `least`. The merge stops as soon as the items left cannot lift the
+/// shared count to the fewest the threshold needs: nearly every pair of
+/// sections is far apart, and the check runs on every keystroke.
+fn similar_at_least(a: &[u64], b: &[u64], least: f64) -> Option<f64> {
+    // The similarity grows with the shared count: the fewest shared items
+    // that reach `least`, by the very formula the score is given by.
+    let most = a.len().min(b.len());
+    let (mut needed, mut above) = (0, most + 1);
+    while needed < above {
+        let mid = (needed + above) / 2;
+        if jaccard(a, b, mid) < least {
+            needed = mid + 1;
+        } else {
+            above = mid;
+        }
+    }
+    if needed > most {
+        return None;
+    }
     let (mut i, mut j, mut shared) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -66,15 +100,14 @@ fn similarity(a: &[u64], b: &[u64]) -> f64 {
                 shared += 1;
                 i += 1;
                 j += 1;
+                continue;
             }
         }
+        if shared + (a.len() - i).min(b.len() - j) < needed {
+            return None;
+        }
     }
-    let union = a.len() + b.len() - shared;
-    if union == 0 {
-        1.0
-    } else {
-        shared as f64 / union as f64
-    }
+    (shared >= needed).then(|| jaccard(a, b, shared))
 }
 
 struct Candidate<'a> {
@@ -160,11 +193,13 @@ pub(super) fn check(
             let identical = a.runs.words == b.runs.words
                 && same_words(&a.section.content.text, &b.section.content.text);
             let score = if identical {
-                1.0
+                Some(1.0)
+            } else if near < 1.0 {
+                similar_at_least(&a.runs.shingles, &b.runs.shingles, near)
             } else {
-                similarity(&a.runs.shingles, &b.runs.shingles)
+                None
             };
-            if identical || (near < 1.0 && score >= near) {
+            if let Some(score) = score {
                 pairs.insert((i.min(j), i.max(j)), (score, identical));
                 let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
                 parent[ri.max(rj)] = ri.min(rj);
@@ -261,5 +296,36 @@ mod tests {
             "refunds are granted now"
         ));
         assert!(!same_words("Ünïcode", "üNÏcode")); // only ASCII case is folded
+    }
+
+    /// The merge that stops early answers as the full merge does, at every
+    /// threshold, on lists that share much, little or nothing.
+    #[test]
+    fn a_threshold_gives_the_full_similarity_or_nothing() {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..300 {
+            let universe = 1 + next() % 60;
+            let (keep_a, keep_b) = (next() % 101, next() % 101);
+            let a: Vec<u64> = (0..universe).filter(|_| next() % 100 < keep_a).collect();
+            let b: Vec<u64> = (0..universe).filter(|_| next() % 100 < keep_b).collect();
+            let full = {
+                let shared = a.iter().filter(|x| b.contains(x)).count();
+                jaccard(&a, &b, shared)
+            };
+            for least in [0.0, 0.1, 0.5, 0.8, 0.95, 1.0, full] {
+                let expected = (full >= least).then_some(full);
+                assert_eq!(
+                    similar_at_least(&a, &b, least),
+                    expected,
+                    "{a:?} {b:?} {least}"
+                );
+            }
+        }
     }
 }
