@@ -96,6 +96,18 @@ impl Seen {
     }
 }
 
+/// What a scan of a file for names looks for (`model::mentions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum MentionScan {
+    /// The names written out, as whole identifiers.
+    Written,
+    /// The names its Python code builds.
+    Built,
+}
+
+/// A scan's result: what was seen, the names looked for, those found.
+type Mentioned = (Seen, Vec<String>, Vec<String>);
+
 #[derive(Debug, Default)]
 pub struct FileCache {
     /// With the file's bytes when they are not the memo's text (a file
@@ -103,8 +115,8 @@ pub struct FileCache {
     yaml: HashMap<PathBuf, (Option<Vec<u8>>, YamlMemo)>,
     texts: HashMap<PathBuf, (Seen, TextMemo)>,
     python: HashMap<PathBuf, (Arc<str>, Vec<String>, Module)>,
-    /// Per scanned file: what was seen, the names looked for, those found.
-    mentions: HashMap<PathBuf, (Seen, Vec<String>, Vec<String>)>,
+    /// Per scanned file and scan.
+    mentions: HashMap<(PathBuf, MentionScan), Mentioned>,
     used: HashSet<PathBuf>,
 }
 
@@ -119,7 +131,7 @@ impl FileCache {
         self.yaml.retain(|p, _| used.contains(p));
         self.texts.retain(|p, _| used.contains(p));
         self.python.retain(|p, _| used.contains(p));
-        self.mentions.retain(|p, _| used.contains(p));
+        self.mentions.retain(|(p, _), _| used.contains(p));
     }
 
     /// `compute` gets the bytes and gives them back when its text is not
@@ -201,14 +213,16 @@ impl FileCache {
         &mut self,
         fs: &dyn FileSystem,
         path: &Path,
+        kind: MentionScan,
         names: &[&String],
         budget: &mut usize,
         scan: impl FnOnce(&[u8]) -> Vec<String>,
     ) -> Option<&[String]> {
         self.used.insert(path.to_path_buf());
+        let key = (path.to_path_buf(), kind);
         let stamp = fs.stamp(path);
         let mut bytes = None;
-        let fresh = self.mentions.get(path).is_some_and(|(seen, n, _)| {
+        let fresh = self.mentions.get(&key).is_some_and(|(seen, n, _)| {
             n.iter().eq(names.iter().copied()) && seen.still(fs, path, stamp, &mut bytes)
         });
         if !fresh {
@@ -223,10 +237,10 @@ impl FileCache {
             let found = scan(&bytes);
             let names = names.iter().map(|n| n.to_string()).collect();
             self.mentions
-                .insert(path.to_path_buf(), (Seen::of(stamp, &bytes), names, found));
+                .insert(key.clone(), (Seen::of(stamp, &bytes), names, found));
         }
         self.mentions
-            .get(path)
+            .get(&key)
             .map(|(_, _, found)| found.as_slice())
     }
 }

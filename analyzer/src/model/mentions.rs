@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::file_cache::FileCache;
+use super::file_cache::{FileCache, MentionScan};
 use super::Bundle;
 use crate::fs::FileSystem;
 use crate::hash::HashSet;
@@ -167,6 +167,11 @@ impl SharedRead {
 
 /// The `candidates` (variable and model names) mentioned, or built, by the
 /// bundle's own code, UI and data files, or by the shared folders beside it.
+///
+/// Names written out are looked for first, in every file: reading which
+/// names Python code builds takes an excerpt and a parse of the file, so it
+/// is done only for the names no file writes, and only in the files whose
+/// string literals could start or end one of them.
 pub fn scan(
     bundle: &Bundle,
     fs: &dyn FileSystem,
@@ -174,77 +179,116 @@ pub fn scan(
     shared: &SharedMentions,
     cache: &mut FileCache,
 ) -> BTreeSet<String> {
-    let memo = bundle.built.clone();
     if candidates.is_empty() {
         return BTreeSet::new();
     }
     let shared = shared.read(fs);
     let (in_shared, candidates): (Vec<&String>, Vec<&String>) = candidates
         .iter()
-        .partition(|c| shared.identifiers.contains(c.as_str()) || shared.builds(c, &memo));
+        .partition(|c| shared.identifiers.contains(c.as_str()));
     let mut mentioned: BTreeSet<String> = in_shared.into_iter().cloned().collect();
     if candidates.is_empty() {
         return mentioned;
     }
-    let matcher = NameSet::new(&candidates);
-    let mut found: HashSet<usize> = HashSet::default();
     let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
     // Files the bundle already read (bound Python) are scanned from memory.
-    let loaded: HashSet<std::path::PathBuf> = bundle
+    let loaded: HashSet<PathBuf> = bundle
         .files
         .iter()
         .map(|f| bundle.dir.join(&f.relative))
         .collect();
-
-    let index: crate::hash::HashMap<&str, usize> = candidates
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.as_str(), i))
-        .collect();
     // The bound Python files first (they may live outside the bundle
     // folder), then every scanned file of the folder.
-    let bound: Vec<std::path::PathBuf> = bundle
+    let bound: Vec<PathBuf> = bundle
         .files
         .iter()
         .filter(|f| f.kind.is_none())
         .map(|f| bundle.dir.join(&f.relative))
         .collect();
     let walked = scanned_files(fs, &bundle.dir, &mut files, &loaded);
+    let mut python: Vec<PathBuf> = Vec::new();
+    let mut written: HashSet<String> = HashSet::default();
+    let matcher = NameSet::new(&candidates);
     for path in bound.into_iter().chain(walked) {
-        let python = is_python(&path);
-        let in_file = cache.mentions(fs, &path, &candidates, &mut bytes, |content| {
-            let mut here = HashSet::default();
-            matcher.scan(content, &mut here);
-            // Parsing a whole file is far slower than the scan: only a file
-            // that could build a name not found in it is parsed.
-            let missing: Vec<usize> = (0..candidates.len())
-                .filter(|i| !here.contains(i))
-                .collect();
-            if python && !missing.is_empty() {
-                let source = String::from_utf8_lossy(content);
-                let buildable = python_keys::buildable(&source);
-                let ends = QuotedEnds::of(buildable.text.as_bytes());
-                if missing.iter().any(|&i| could_build(&ends, candidates[i])) {
-                    let built = memo.scan_buildable(&source, &buildable);
-                    here.extend(missing.into_iter().filter(|&i| built.builds(candidates[i])));
-                }
-            }
-            let mut names: Vec<String> = here.into_iter().map(|i| candidates[i].clone()).collect();
-            names.sort();
-            names
-        });
-        found.extend(
-            in_file
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|name| index.get(name.as_str())),
+        let in_file = cache.mentions(
+            fs,
+            &path,
+            MentionScan::Written,
+            &candidates,
+            &mut bytes,
+            |content| {
+                let mut here = HashSet::default();
+                matcher.scan(content, &mut here);
+                let mut names: Vec<String> =
+                    here.into_iter().map(|i| candidates[i].clone()).collect();
+                names.sort();
+                names
+            },
         );
-        if found.len() == candidates.len() {
+        let Some(in_file) = in_file else {
+            continue;
+        };
+        written.extend(in_file.iter().cloned());
+        if written.len() == candidates.len() {
+            break;
+        }
+        if is_python(&path) {
+            python.push(path);
+        }
+    }
+    let memo = bundle.built.clone();
+    let (built_in_shared, missing): (Vec<&String>, Vec<&String>) = candidates
+        .into_iter()
+        .filter(|c| !written.contains(c.as_str()))
+        .partition(|c| shared.builds(c, &memo));
+    mentioned.extend(written);
+    mentioned.extend(built_in_shared.into_iter().cloned());
+    if missing.is_empty() {
+        return mentioned;
+    }
+    // The files were scanned above, within the bounds.
+    let mut unbounded = usize::MAX;
+    let mut built: HashSet<String> = HashSet::default();
+    for path in python {
+        let in_file = cache.mentions(
+            fs,
+            &path,
+            MentionScan::Built,
+            &missing,
+            &mut unbounded,
+            |content| built_in(content, &missing, &memo),
+        );
+        built.extend(in_file.unwrap_or_default().iter().cloned());
+        if built.len() == missing.len() {
             break;
         }
     }
-    mentioned.extend(found.into_iter().map(|i| candidates[i].clone()));
+    mentioned.extend(built);
     mentioned
+}
+
+/// The `names` a Python file's code builds (see `python_keys`), sorted.
+fn built_in(content: &[u8], names: &[&String], memo: &BuiltMemo) -> Vec<String> {
+    // The excerpt's lines are the file's own lines, cut short, so its
+    // quoted pieces are among the file's: when the file's own cannot start
+    // or end a name, the excerpt's cannot either.
+    if !quoted_could_build_any(content, names) {
+        return Vec::new();
+    }
+    let source = String::from_utf8_lossy(content);
+    let buildable = python_keys::buildable(&source);
+    let ends = QuotedEnds::of(buildable.text.as_bytes());
+    if !names.iter().any(|n| could_build(&ends, n)) {
+        return Vec::new();
+    }
+    let built = memo.scan_buildable(&source, &buildable);
+    let mut out: Vec<String> = names
+        .iter()
+        .filter(|n| built.builds(n))
+        .map(|n| n.to_string())
+        .collect();
+    out.sort();
+    out
 }
 
 /// The pieces of text a file's string literals hold: each quoted run on a
@@ -287,6 +331,23 @@ fn quoted_pieces(content: &[u8], mut found: impl FnMut(&[u8]) -> bool) -> bool {
         }
     }
     false
+}
+
+/// [`could_build`] for any of `names`, read straight off the quoted pieces
+/// of `content` (no set of them is built).
+fn quoted_could_build_any(content: &[u8], names: &[&String]) -> bool {
+    if names.iter().any(|n| n.len() <= 3) {
+        return true;
+    }
+    let mut ends: HashSet<&[u8]> = HashSet::default();
+    for name in names {
+        let name = name.as_bytes();
+        for n in 3..=name.len() {
+            ends.insert(&name[..n]);
+            ends.insert(&name[name.len() - n..]);
+        }
+    }
+    quoted_pieces(content, |piece| ends.contains(piece))
 }
 
 /// Whether a file could build `name` (see `python_keys`): every built name
@@ -415,4 +476,81 @@ fn scanned_files<'a>(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Python files of the repository's bundles and fixtures, and
+    /// sources written to trip the claim: escaped quotes, clauses rewritten
+    /// as `if`, decorators, trailing comments, strings over several lines.
+    fn sources() -> Vec<String> {
+        let mut out: Vec<String> = [
+            "x = \"it\\\"s\"; y = 'abcd' + z\n",
+            "if a:\n    pass\nelif f'{k}_total' in d:\n    v = 'lane_' + k\n",
+            "@register('tool_' + name)\ndef f():\n    return \"x\" # 'comment_key' + k\n",
+            "k = ('first_part'\n     + suffix + \"_tail\"  # 'not_code'\n)\n",
+            "s = '''multi\n'line_' + x\n''' + 'end_key'\n",
+            "for t in ('aaa', 'bbb'):\n    c.get('tab_' + t)\n",
+            "m = \"%s_value\" % n; q = '{}_done'.format(n)\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut stack = vec![repo.join("bundles"), repo.join("tests").join("fixtures")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if is_python(&path) {
+                    if let Ok(text) = std::fs::read_to_string(&path) {
+                        out.push(text);
+                    }
+                }
+            }
+        }
+        assert!(
+            out.len() > 20,
+            "the repository's Python files were not read"
+        );
+        out
+    }
+
+    /// What lets `built_in` skip a file on its own quoted pieces: every
+    /// piece of the excerpt it would parse is a piece of the file.
+    #[test]
+    fn the_excerpts_quoted_pieces_are_the_files_own() {
+        for src in sources() {
+            let excerpt = QuotedEnds::of(python_keys::buildable(&src).text.as_bytes());
+            let own = QuotedEnds::of(src.as_bytes());
+            for piece in &excerpt.pieces {
+                assert!(
+                    own.pieces.contains(piece),
+                    "{:?} is quoted in the excerpt of {src:?} only",
+                    String::from_utf8_lossy(piece)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_quick_test_agrees_with_the_set_of_pieces() {
+        let names: Vec<String> = ["lane_alpha", "tab_orders", "OldSummary", "abc", "end_key"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for src in sources() {
+            let own = QuotedEnds::of(src.as_bytes());
+            for name in &names {
+                assert_eq!(
+                    quoted_could_build_any(src.as_bytes(), &[name]),
+                    could_build(&own, name),
+                    "{name} in {src:?}"
+                );
+            }
+        }
+    }
 }
