@@ -21,6 +21,7 @@ use bpe_openai::Tokenizer;
 
 use crate::memo::{self, Memo};
 
+mod ascii;
 mod index;
 
 pub const ENCODING: &str = "o200k_base";
@@ -154,11 +155,47 @@ pub fn count(text: &str) -> usize {
         return 0;
     }
     PIECE_COUNTS.with_borrow_mut(|counted| {
-        PRE_TOKENIZER
-            .split(text)
-            .map(|piece| counted.count(piece))
-            .sum()
+        let mut tokens = 0;
+        pieces(text, |piece| tokens += counted.count(piece));
+        tokens
     })
+}
+
+/// Calls `each` with the pieces of `text`, in order: split by hand where
+/// the text is ASCII (`ascii`), by the regex elsewhere. The text is cut
+/// between a line break and an ASCII letter or digit, which no piece spans
+/// (see [`chunks`]), into stretches all ASCII or not.
+fn pieces<'t>(text: &'t str, mut each: impl FnMut(&'t str)) {
+    let mut split = |stretch: &'t str| {
+        if stretch.is_ascii() {
+            ascii::pieces(stretch).for_each(&mut each);
+        } else {
+            PRE_TOKENIZER.split(stretch).for_each(&mut each);
+        }
+    };
+    let bytes = text.as_bytes();
+    // The current stretch: its start, and whether it is ASCII so far.
+    let (mut start, mut ascii) = (0, true);
+    let mut line = 0;
+    loop {
+        let next = memchr::memchr(b'\n', &bytes[line..]).map(|i| line + i + 1);
+        let end = next.unwrap_or(bytes.len());
+        let line_ascii = bytes[line..end].is_ascii();
+        // A line whose kind differs from the stretch's ends it, where the
+        // line may be cut from the one before.
+        if line > start && line_ascii != ascii && bytes[line].is_ascii_alphanumeric() {
+            split(&text[start..line]);
+            start = line;
+            ascii = line_ascii;
+        } else {
+            ascii &= line_ascii;
+        }
+        match next {
+            Some(next) if next < bytes.len() => line = next,
+            _ => break,
+        }
+    }
+    split(&text[start..]);
 }
 
 /// Distinct pieces a thread keeps the counts of: a few MB at most.
@@ -436,6 +473,37 @@ mod tests {
         // Never more tokens than bytes: the budget shortcut relies on it.
         for text in ["ü", "日本語のテキスト", "a\u{1F600}b", "   \n\n\t"] {
             assert!(count(text) <= text.len(), "{text}");
+        }
+    }
+
+    /// Lines of ASCII and of other scripts, mixed: the stretches split by
+    /// hand and by the regex join into the regex's own pieces.
+    #[test]
+    fn mixed_text_is_split_as_the_regex_splits_it() {
+        let lines = [
+            "Return the plan.",
+            "- item → next",
+            "  indented — dash",
+            "Ünïcödé line",
+            "3 steps\r",
+            "## Rules",
+            "",
+            "日本語のテキスト",
+            "x",
+            "emoji \u{1F600} here",
+            "   ",
+        ];
+        let mut next = xorshift(0x5851_f42d_4c95_7f2d);
+        for _ in 0..3000 {
+            let n = 1 + (next() % 12) as usize;
+            let text: String = (0..n)
+                .map(|_| lines[(next() % lines.len() as u64) as usize])
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut ours = Vec::new();
+            pieces(&text, |p| ours.push(p));
+            let regex: Vec<&str> = PRE_TOKENIZER.split(&text).collect();
+            assert_eq!(ours, regex, "{text:?}");
         }
     }
 
