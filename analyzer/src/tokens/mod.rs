@@ -2,15 +2,16 @@
 //! models), exactly as tiktoken counts them, with no table to load.
 //!
 //! A count is byte-pair encoding applied to each piece of the encoding's
-//! pre-tokenizer (bpe-openai's regex, which emulates tiktoken's look-ahead):
-//! a piece that is a token is one token; otherwise its bytes are merged pair
-//! by pair, lowest rank first (leftmost on ties), as tiktoken does. The
-//! vocabulary is a table build.rs writes into the binary (5.5 MB, with a
-//! hash index, see `index`): it is read in place, so the first count costs only the regex's
-//! construction (a few ms) and memory holds only the pages a count touches,
-//! where deserializing bpe-openai's prebuilt automata took 32 MB and ~100 ms.
-//! Callers that compare against a budget skip counting when the UTF-8 length
-//! settles the question (no token of this encoding is shorter than a byte).
+//! pre-tokenizer (split by hand on plain text, see `plain`; elsewhere by
+//! bpe-openai's regex, which emulates tiktoken's look-ahead): a piece that
+//! is a token is one token; otherwise its bytes are merged pair by pair,
+//! lowest rank first (leftmost on ties), as tiktoken does. The vocabulary is
+//! a table build.rs writes into the binary (5.5 MB, with a hash index, see
+//! `index`): it is read in place, so counting plain text costs nothing to
+//! set up (the regex, when first needed, ~14 ms) and memory holds only the
+//! pages a count touches, where deserializing bpe-openai's prebuilt automata
+//! took 32 MB and ~100 ms. A budget check counts only as far as the answer
+//! needs (no token of this encoding is shorter than a byte).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -21,8 +22,8 @@ use bpe_openai::Tokenizer;
 
 use crate::memo::{self, Memo};
 
-mod ascii;
 mod index;
+mod plain;
 
 pub const ENCODING: &str = "o200k_base";
 
@@ -162,33 +163,34 @@ pub fn count(text: &str) -> usize {
 }
 
 /// Calls `each` with the pieces of `text`, in order: split by hand where
-/// the text is ASCII (`ascii`), by the regex elsewhere. The text is cut
+/// the text is plain (`plain`), by the regex elsewhere. The text is cut
 /// between a line break and an ASCII letter or digit, which no piece spans
-/// (see [`chunks`]), into stretches all ASCII or not.
+/// (see [`chunks`]), into stretches all plain or not.
 fn pieces<'t>(text: &'t str, mut each: impl FnMut(&'t str)) {
     let mut split = |stretch: &'t str| {
-        if stretch.is_ascii() {
-            ascii::pieces(stretch).for_each(&mut each);
+        if plain::is_plain(stretch) {
+            plain::pieces(stretch).for_each(&mut each);
         } else {
             PRE_TOKENIZER.split(stretch).for_each(&mut each);
         }
     };
     let bytes = text.as_bytes();
-    // The current stretch: its start, and whether it is ASCII so far.
-    let (mut start, mut ascii) = (0, true);
+    // The current stretch: its start, and whether it is plain so far.
+    let (mut start, mut plain) = (0, true);
     let mut line = 0;
     loop {
         let next = memchr::memchr(b'\n', &bytes[line..]).map(|i| line + i + 1);
         let end = next.unwrap_or(bytes.len());
-        let line_ascii = bytes[line..end].is_ascii();
+        // Lines end after a `\n`: on character boundaries.
+        let line_plain = plain::is_plain(&text[line..end]);
         // A line whose kind differs from the stretch's ends it, where the
         // line may be cut from the one before.
-        if line > start && line_ascii != ascii && bytes[line].is_ascii_alphanumeric() {
+        if line > start && line_plain != plain && bytes[line].is_ascii_alphanumeric() {
             split(&text[start..line]);
             start = line;
-            ascii = line_ascii;
+            plain = line_plain;
         } else {
-            ascii &= line_ascii;
+            plain &= line_plain;
         }
         match next {
             Some(next) if next < bytes.len() => line = next,

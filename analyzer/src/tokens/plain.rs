@@ -1,8 +1,11 @@
-//! o200k_base's pre-tokenizer on ASCII text, written out by hand: the
-//! regex (see `PATTERN`) is most of a count's time, and prompts are nearly
-//! all ASCII. On ASCII its classes are plain byte sets (letters `A-Za-z`,
-//! numbers `0-9`, whitespace ` \t\n\x0b\x0c\r`), and its alternatives,
-//! tried in order at each piece's start, each have one way to match:
+//! o200k_base's pre-tokenizer on plain text, written out by hand: the
+//! regex (see `PATTERN`) is most of a count's time and takes ~14 ms to
+//! build, and prompts are nearly all ASCII with a few dashes, arrows and
+//! emoji. Plain text is ASCII and [`symbol`] characters. There the
+//! pattern's classes are plain sets (letters `A-Za-z`, numbers `0-9`,
+//! whitespace ` \t\n\x0b\x0c\r`, every symbol character outside all
+//! three), and its alternatives, tried in order at each piece's start,
+//! each have one way to match:
 //!
 //! 1. `[^\r\n L N]? [Lu]* [Ll]+ contraction?`
 //! 2. `[^\r\n L N]? [Lu]+ [Ll]* contraction?`
@@ -12,15 +15,39 @@
 //! 6. `\s+ (?!\S)`: the run, less its last character when text follows
 //! 7. `\s+`
 //!
-//! Text with any other byte is split by the regex (see `split`); the tests
-//! compare the two on random and real text.
+//! Other text is split by the regex (see `pieces`); the tests compare the
+//! two on random and real text.
 
-/// `[^\r\n\p{L}\p{N}]`: what may lead a word.
+/// Whether `c`, outside ASCII, is a symbol to the pattern: none of letter,
+/// mark, number or whitespace, so it splits as ASCII punctuation does.
+/// Whole ranges of general punctuation, arrows, mathematical operators,
+/// technical and geometric symbols, box drawing, miscellaneous symbols,
+/// dingbats (not their circled numbers) and pictographs (emoji); a test
+/// checks every character of them against the regex.
+pub(super) fn symbol(c: char) -> bool {
+    matches!(c,
+        '\u{2010}'..='\u{2027}'
+        | '\u{2030}'..='\u{205E}'
+        | '\u{2190}'..='\u{23FF}'
+        | '\u{2500}'..='\u{2775}'
+        | '\u{2794}'..='\u{27BF}'
+        | '\u{1F300}'..='\u{1F6FF}'
+        | '\u{1F900}'..='\u{1F9FF}')
+}
+
+/// Whether `text` is plain: the splitter below reads it.
+pub(super) fn is_plain(text: &str) -> bool {
+    text.is_ascii() || text.chars().all(|c| c.is_ascii() || symbol(c))
+}
+
+/// `[^\r\n\p{L}\p{N}]`: what may lead a word (ASCII).
 fn leads_word(b: u8) -> bool {
     !(b == b'\r' || b == b'\n' || b.is_ascii_alphanumeric())
 }
 
-/// `[^\s\p{L}\p{N}]`: punctuation and symbols (and control bytes).
+/// `[^\s\p{L}\p{N}]` on an ASCII byte: punctuation and control bytes. A
+/// byte of a symbol character (non-ASCII) also counts: in plain text every
+/// non-ASCII byte belongs to one.
 fn is_symbol(b: u8) -> bool {
     !(is_space(b) || b.is_ascii_alphanumeric())
 }
@@ -38,6 +65,11 @@ fn run(text: &[u8], mut at: usize, class: impl Fn(u8) -> bool) -> usize {
     at
 }
 
+/// The end of the character that starts at `at`.
+fn char_end(text: &[u8], at: usize) -> usize {
+    run(text, at + 1, |b| b & 0xC0 == 0x80)
+}
+
 /// The end of `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` from `at`.
 fn contraction(text: &[u8], at: usize) -> usize {
     if text.get(at) != Some(&b'\'') {
@@ -51,13 +83,18 @@ fn contraction(text: &[u8], at: usize) -> usize {
     }
 }
 
-/// The end of the piece that starts at `start` (< `text.len()`), all of
-/// `text` being ASCII.
+/// The end of the piece that starts at `start` (< `text.len()`, a
+/// character boundary), all of `text` being plain.
 fn piece_end(text: &[u8], start: usize) -> usize {
     let first = text[start];
     // 1 and 2: a letter that is not a word's first byte cannot be reached
-    // without its lead, so the lead is taken whenever it can be.
-    let letters = if leads_word(first) { start + 1 } else { start };
+    // without its lead, so the lead is taken whenever it can be (a symbol
+    // character whole).
+    let letters = if leads_word(first) {
+        char_end(text, start)
+    } else {
+        start
+    };
     let upper = run(text, letters, |b| b.is_ascii_uppercase());
     let lower = run(text, upper, |b| b.is_ascii_lowercase());
     if lower > upper || upper > letters {
@@ -67,7 +104,8 @@ fn piece_end(text: &[u8], start: usize) -> usize {
     if first.is_ascii_digit() {
         return run(text, start, |b| b.is_ascii_digit()).min(start + 3);
     }
-    // 4
+    // 4 (a run of symbol bytes ends on a character boundary: the byte after
+    // it is ASCII)
     let symbols = if first == b' ' { start + 1 } else { start };
     if symbols < text.len() && is_symbol(text[symbols]) {
         let end = run(text, symbols, is_symbol);
@@ -87,9 +125,9 @@ fn piece_end(text: &[u8], start: usize) -> usize {
     end
 }
 
-/// The pieces of `text`, which must be ASCII.
+/// The pieces of `text`, which must be plain ([`is_plain`]).
 pub(super) fn pieces(text: &str) -> impl Iterator<Item = &str> {
-    debug_assert!(text.is_ascii());
+    debug_assert!(is_plain(text));
     let bytes = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || {
@@ -97,8 +135,7 @@ pub(super) fn pieces(text: &str) -> impl Iterator<Item = &str> {
             return None;
         }
         let start = at;
-        at = piece_end(bytes, start).max(start + 1);
-        // ASCII: every offset is a character boundary.
+        at = piece_end(bytes, start).max(char_end(bytes, start));
         Some(&text[start..at])
     })
 }
@@ -109,6 +146,39 @@ mod tests {
 
     fn by_regex(text: &str) -> Vec<&str> {
         super::super::PRE_TOKENIZER.split(text).collect()
+    }
+
+    /// Every symbol character, in the contexts that tell a symbol from a
+    /// letter, a mark, a number or whitespace.
+    #[test]
+    fn symbol_characters_split_as_the_regex_splits_them() {
+        let ranges = [
+            ('\u{2000}', '\u{2100}'),
+            ('\u{2180}', '\u{2800}'),
+            ('\u{1F300}', '\u{1FA00}'),
+        ];
+        let mut checked = 0;
+        for (from, to) in ranges {
+            for c in (from..to).filter(|&c| symbol(c)) {
+                for text in [
+                    format!("a{c}b"),
+                    format!("{c}{c}x"),
+                    format!(" {c}\n"),
+                    format!("x{c}'s {c}"),
+                    format!("1{c}2\n\n{c}/"),
+                    format!("{c}"),
+                    format!("  {c}Word"),
+                ] {
+                    assert_eq!(
+                        pieces(&text).collect::<Vec<_>>(),
+                        by_regex(&text),
+                        "{text:?}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 2000, "{checked}");
     }
 
     #[test]
@@ -133,10 +203,13 @@ mod tests {
         }
     }
 
-    /// Random texts over the bytes each alternative turns on.
+    /// Random texts over the characters each alternative turns on.
     #[test]
-    fn random_ascii_is_split_as_the_regex_splits_it() {
-        let alphabet: &[u8] = b"aZbY's'tRELLvedm 0123456789 \t\n\r\x0b\x0c.,!?/-'\"()_*#\x00\x7f";
+    fn random_plain_text_is_split_as_the_regex_splits_it() {
+        let alphabet: Vec<char> =
+            "aZbY's'tRELLvedm 0123456789 \t\n\r\x0b\x0c.,!?/-'\"()_*#\x00\x7f—→…🤖"
+                .chars()
+                .collect();
         let mut state: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = move || {
             state ^= state << 13;
@@ -147,7 +220,7 @@ mod tests {
         for _ in 0..20_000 {
             let len = (next() % 24) as usize;
             let text: String = (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
                 .collect();
             assert_eq!(
                 pieces(&text).collect::<Vec<_>>(),
