@@ -40,7 +40,7 @@ pub struct SharedMentions {
 /// What the shared folders hold.
 #[derive(Debug, Default)]
 struct SharedRead {
-    identifiers: std::collections::HashSet<String, Fnv>,
+    identifiers: HashSet<String>,
     /// The shared Python files, whose built names are read when a bundle
     /// asks for a name they could build (parsing every file up front would
     /// cost more than the rest of the scan).
@@ -96,35 +96,10 @@ impl SharedRead {
     }
 }
 
-/// FNV-1a: identifiers are short, and SipHash's DoS resistance buys nothing here.
-#[derive(Debug, Clone, Copy, Default)]
-struct Fnv;
-
-impl std::hash::BuildHasher for Fnv {
-    type Hasher = FnvHasher;
-    fn build_hasher(&self) -> FnvHasher {
-        FnvHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-struct FnvHasher(u64);
-
-impl std::hash::Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
 impl SharedRead {
     /// Reads the non-bundle folders of `root`.
     fn scan(fs: &dyn FileSystem, root: &Path) -> SharedRead {
-        let mut identifiers: std::collections::HashSet<String, Fnv> = Default::default();
+        let mut identifiers: HashSet<String> = HashSet::default();
         let mut python = Vec::new();
         let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
         let nothing_skipped = HashSet::default();
@@ -138,7 +113,7 @@ impl SharedRead {
                             break;
                         }
                         bytes = bytes.saturating_sub(content.len());
-                        for token in content.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')) {
+                        for token in content.split(|&b| !is_word_byte(b)) {
                             if token.len() > 1 && !token[0].is_ascii_digit() {
                                 if let Ok(word) = std::str::from_utf8(token) {
                                     if !identifiers.contains(word) {
@@ -367,7 +342,7 @@ fn could_build(ends: &QuotedEnds, name: &str) -> bool {
 /// cut at non-word bytes, and only those whose length and first byte some
 /// name has are hashed.
 struct NameSet<'n> {
-    names: std::collections::HashMap<&'n str, usize, Fnv>,
+    names: crate::hash::HashMap<&'n str, usize>,
     lengths: [bool; 256],
     first_bytes: [bool; 256],
 }
@@ -375,7 +350,7 @@ struct NameSet<'n> {
 impl<'n> NameSet<'n> {
     fn new(names: &[&'n String]) -> NameSet<'n> {
         let mut set = NameSet {
-            names: std::collections::HashMap::default(),
+            names: crate::hash::HashMap::default(),
             lengths: [false; 256],
             first_bytes: [false; 256],
         };
