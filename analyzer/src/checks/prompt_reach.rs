@@ -284,10 +284,17 @@ fn hidden_variables(
 /// clause as "in (the) context", "from (the) context", "context variable".
 fn read_from_context(text: &str, at: usize, len: usize) -> bool {
     let before = text[..at].trim_end_matches('`');
-    let lower_before = before.to_lowercase();
+    // Only the end of the text before the name is compared, without ASCII
+    // case: the same answer as lowercasing all of it (no other character
+    // lowercases to these letters; the Kelvin sign's `k` is not among
+    // them), without lowercasing a long prompt once per name in it.
+    let receiver = |p: &str| {
+        before.len() >= p.len()
+            && before.as_bytes()[before.len() - p.len()..].eq_ignore_ascii_case(p.as_bytes())
+    };
     if ["contextvariables.", "context_variables.", "context."]
         .iter()
-        .any(|p| lower_before.ends_with(p))
+        .any(|p| receiver(p))
     {
         return true;
     }
@@ -438,6 +445,19 @@ fn uncallable_tools(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_read_from_the_context_are_told_apart() {
+        let read = |t: &str, name: &str| read_from_context(t, t.find(name).unwrap(), name.len());
+        assert!(read("Use ContextVariables.plan_id here", "plan_id"));
+        assert!(read("Use `CONTEXT_VARIABLES.plan_id` here", "plan_id"));
+        assert!(read("Ünïcödé first. Then Context.plan_id", "plan_id"));
+        assert!(read("The plan_id in the context tells which", "plan_id"));
+        assert!(!read("Return the plan_id you chose", "plan_id"));
+        // The receiver is the end of what comes before, as it always was.
+        assert!(read("subcontext.plan_id", "plan_id"));
+        assert!(!read("é.plan_id", "plan_id"));
+    }
 
     #[test]
     fn calls_are_told_apart_from_mentions() {
