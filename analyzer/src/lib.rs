@@ -23,6 +23,8 @@ pub mod prompt;
 mod quiet_panic;
 pub mod rules;
 pub mod schema;
+#[cfg(test)]
+mod seeded;
 pub mod suppression;
 pub mod syntax;
 pub mod tokens;

@@ -334,16 +334,7 @@ impl TokenCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A seeded pseudo-random stream (xorshift64), for reproducible texts.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
+    use crate::seeded::xorshift;
 
     /// The table and merge count exactly as bpe-openai's own o200k_base.
     #[test]

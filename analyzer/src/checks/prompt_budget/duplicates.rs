@@ -302,13 +302,7 @@ mod tests {
     /// threshold, on lists that share much, little or nothing.
     #[test]
     fn a_threshold_gives_the_full_similarity_or_nothing() {
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::seeded::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..300 {
             let universe = 1 + next() % 60;
             let (keep_a, keep_b) = (next() % 101, next() % 101);
