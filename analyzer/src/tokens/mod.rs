@@ -167,8 +167,8 @@ pub fn count(text: &str) -> usize {
 /// between a line break and an ASCII letter or digit, which no piece spans
 /// (see [`chunks`]), into stretches all plain or not.
 fn pieces<'t>(text: &'t str, mut each: impl FnMut(&'t str)) {
-    let mut split = |stretch: &'t str| {
-        if plain::is_plain(stretch) {
+    let mut split = |stretch: &'t str, plain: bool| {
+        if plain {
             plain::pieces(stretch).for_each(&mut each);
         } else {
             PRE_TOKENIZER.split(stretch).for_each(&mut each);
@@ -185,8 +185,8 @@ fn pieces<'t>(text: &'t str, mut each: impl FnMut(&'t str)) {
         let line_plain = plain::is_plain(&text[line..end]);
         // A line whose kind differs from the stretch's ends it, where the
         // line may be cut from the one before.
-        if line > start && line_plain != plain && bytes[line].is_ascii_alphanumeric() {
-            split(&text[start..line]);
+        if line > start && line_plain != plain && no_piece_spans(bytes, line) {
+            split(&text[start..line], plain);
             start = line;
             plain = line_plain;
         } else {
@@ -197,7 +197,7 @@ fn pieces<'t>(text: &'t str, mut each: impl FnMut(&'t str)) {
             _ => break,
         }
     }
-    split(&text[start..]);
+    split(&text[start..], plain);
 }
 
 /// Distinct pieces a thread keeps the counts of: a few MB at most.
@@ -242,6 +242,14 @@ const CUT_ONE_IN: u64 = 16;
 /// The bytes around a line start that decide whether a chunk ends there.
 const CUT_WINDOW: usize = 16;
 
+/// Whether the line starting at `line_start` (just after a `\n`) may be
+/// cut from the text before it: it starts with an ASCII letter or digit,
+/// which no piece of the pre-tokenizer takes after a line break (see
+/// [`chunks`]).
+fn no_piece_spans(bytes: &[u8], line_start: usize) -> bool {
+    bytes.get(line_start).is_some_and(u8::is_ascii_alphanumeric)
+}
+
 /// `text` cut into parts whose counts add up to the count of `text`: each
 /// cut is between a line break and a letter or digit (ASCII), which no
 /// piece of the pre-tokenizer spans — letter and number pieces never take
@@ -269,9 +277,7 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
                 break;
             };
             let line_start = at + i + 1;
-            if bytes.get(line_start).is_some_and(u8::is_ascii_alphanumeric)
-                && cut_here(bytes, line_start)
-            {
+            if no_piece_spans(bytes, line_start) && cut_here(bytes, line_start) {
                 cut = line_start;
                 break;
             }
