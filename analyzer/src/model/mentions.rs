@@ -223,6 +223,7 @@ pub fn scan(
     }
     // The files were scanned above, within the bounds.
     let mut unbounded = usize::MAX;
+    let missing_ends = AnyNameEnds::of(&missing);
     let mut built: HashSet<String> = HashSet::default();
     for path in python {
         let in_file = cache.mentions(
@@ -231,7 +232,7 @@ pub fn scan(
             MentionScan::Built,
             &missing,
             &mut unbounded,
-            |content| built_in(content, &missing, &memo),
+            |content| built_in(content, &missing, &missing_ends, &memo),
         );
         built.extend(in_file.unwrap_or_default().iter().cloned());
         if built.len() == missing.len() {
@@ -242,12 +243,18 @@ pub fn scan(
     mentioned
 }
 
-/// The `names` a Python file's code builds (see `python_keys`), sorted.
-fn built_in(content: &[u8], names: &[&String], memo: &BuiltMemo) -> Vec<String> {
+/// The `names` a Python file's code builds (see `python_keys`), sorted;
+/// `ends` are theirs.
+fn built_in(
+    content: &[u8],
+    names: &[&String],
+    ends: &AnyNameEnds,
+    memo: &BuiltMemo,
+) -> Vec<String> {
     // The excerpt's lines are the file's own lines, cut short, so its
     // quoted pieces are among the file's: when the file's own cannot start
     // or end a name, the excerpt's cannot either.
-    if !quoted_could_build_any(content, names) {
+    if !ends.could_build_in(content) {
         return Vec::new();
     }
     let source = String::from_utf8_lossy(content);
@@ -308,21 +315,39 @@ fn quoted_pieces(content: &[u8], mut found: impl FnMut(&[u8]) -> bool) -> bool {
     false
 }
 
-/// [`could_build`] for any of `names`, read straight off the quoted pieces
-/// of `content` (no set of them is built).
-fn quoted_could_build_any(content: &[u8], names: &[&String]) -> bool {
-    if names.iter().any(|n| n.len() <= 3) {
-        return true;
+/// The heads and tails of three or more bytes of `name`: a file can build
+/// it only if a piece of its string literals is one of them (see
+/// [`could_build`]); `None` for a name of three bytes or fewer, which any
+/// file may build.
+fn name_ends(name: &str) -> Option<impl Iterator<Item = &[u8]>> {
+    let name = name.as_bytes();
+    (name.len() > 3)
+        .then(|| (3..=name.len()).flat_map(move |n| [&name[..n], &name[name.len() - n..]]))
+}
+
+/// [`could_build`] for any of some names, read straight off the quoted
+/// pieces of a file (no set of them is built): their ends, gathered once
+/// for all the files.
+struct AnyNameEnds<'n> {
+    /// `None`: some name is short enough for any file to build.
+    ends: Option<HashSet<&'n [u8]>>,
+}
+
+impl<'n> AnyNameEnds<'n> {
+    fn of(names: &[&'n String]) -> AnyNameEnds<'n> {
+        let ends = names.iter().try_fold(HashSet::default(), |mut ends, name| {
+            ends.extend(name_ends(name)?);
+            Some(ends)
+        });
+        AnyNameEnds { ends }
     }
-    let mut ends: HashSet<&[u8]> = HashSet::default();
-    for name in names {
-        let name = name.as_bytes();
-        for n in 3..=name.len() {
-            ends.insert(&name[..n]);
-            ends.insert(&name[name.len() - n..]);
+
+    fn could_build_in(&self, content: &[u8]) -> bool {
+        match &self.ends {
+            Some(ends) => quoted_pieces(content, |piece| ends.contains(piece)),
+            None => true,
         }
     }
-    quoted_pieces(content, |piece| ends.contains(piece))
 }
 
 /// Whether a file could build `name` (see `python_keys`): every built name
@@ -330,12 +355,8 @@ fn quoted_could_build_any(content: &[u8], names: &[&String]) -> bool {
 /// characters (a pattern's known head or tail, the value a loop adds, the
 /// literal a constant holds), so a file without such a piece is not parsed.
 fn could_build(ends: &QuotedEnds, name: &str) -> bool {
-    let name = name.as_bytes();
-    if name.len() <= 3 {
-        return true;
-    }
-    (3..=name.len())
-        .any(|n| ends.pieces.contains(&name[..n]) || ends.pieces.contains(&name[name.len() - n..]))
+    name_ends(name)
+        .is_none_or(|mut heads_and_tails| heads_and_tails.any(|piece| ends.pieces.contains(piece)))
 }
 
 /// Whole-identifier lookup of a few names in a lot of text: identifiers are
@@ -521,7 +542,7 @@ mod tests {
             let own = QuotedEnds::of(src.as_bytes());
             for name in &names {
                 assert_eq!(
-                    quoted_could_build_any(src.as_bytes(), &[name]),
+                    AnyNameEnds::of(&[name]).could_build_in(src.as_bytes()),
                     could_build(&own, name),
                     "{name} in {src:?}"
                 );
