@@ -540,12 +540,14 @@ impl Server {
         }
     }
 
-    /// The codes of the next diagnostics published for `uri`.
-    fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
+    /// The next diagnostics published for `version` of `uri`; those of an
+    /// earlier version, still on their way when the edit was sent, are skipped.
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
         loop {
             let message = self.next();
             if message["method"] == "textDocument/publishDiagnostics"
                 && message["params"]["uri"] == uri
+                && message["params"]["version"] == version
             {
                 return message["params"]["diagnostics"].as_array().unwrap().clone();
             }
@@ -576,7 +578,7 @@ fn the_language_server_keeps_answering_after_deep_nesting() {
             server.notify("textDocument/didChange", serde_json::json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}));
         }
         let diagnostics = loop {
-            let found = server.diagnostics(&uri);
+            let found = server.diagnostics(&uri, version);
             if found.iter().any(|d| d["code"] == code) {
                 break found;
             }
