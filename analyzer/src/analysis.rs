@@ -405,7 +405,7 @@ fn read_yaml(
         let document = syntax::parse(&text, id, &mut diagnostics);
         complete = !document.failed;
         if complete {
-            root = validate_file(kind, document.root.as_ref(), id, &mut diagnostics);
+            root = validate_file(kind, document.root, id, &mut diagnostics);
         }
     }
     let memo = YamlMemo {

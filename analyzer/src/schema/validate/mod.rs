@@ -174,29 +174,30 @@ impl Obj {
 
 /// Validates a parsed file against its kind's schema. `root` is `None` for an
 /// empty file. Returns the root object (possibly partial) unless the root itself
-/// is unusable.
+/// is unusable. The tree is consumed: each value is released once validated,
+/// so a large file's tree and its validated objects are not both held whole.
 pub fn validate_file(
     kind: FileKind,
-    root: Option<&Node>,
+    root: Option<Node>,
     file: FileId,
     out: &mut Vec<Diagnostic>,
 ) -> Option<Obj> {
     let schema = super::file_schema(kind);
-    let empty = Node {
+    let empty = || Node {
         range: TextRange::empty(0),
         kind: NodeKind::Map(Vec::new()),
     };
-    let root = match root {
-        None => &empty,
-        Some(node) if node.is_null() => &empty,
+    let mut root = match root {
+        None => empty(),
+        Some(node) if node.is_null() => empty(),
         Some(node) if node.as_map().is_some() => node,
         Some(node) if matches!(node.kind, NodeKind::Invalid) => return None,
         Some(node) => {
             // The reference treats some falsy roots as `{}` (task_batches.yaml: every
             // falsy root; orchestrator.yaml in the per-file check).
-            let falsy = is_falsy(node);
+            let falsy = is_falsy(&node);
             if falsy && kind == FileKind::TaskBatches {
-                &empty
+                empty()
             } else {
                 out.push(Diagnostic::new(
                     Rule::RootNotMapping,
@@ -218,7 +219,7 @@ pub fn validate_file(
         .as_map()
         .and_then(|m| m.first())
         .map_or(TextRange::empty(0), |e| e.key.range);
-    Some(validator.object(root, schema.root, anchor))
+    Some(validator.object(&mut root, schema.root, anchor))
 }
 
 fn is_falsy(node: &Node) -> bool {
@@ -240,6 +241,23 @@ fn is_falsy(node: &Node) -> bool {
 struct Validator<'a> {
     file: FileId,
     out: &'a mut Vec<Diagnostic>,
+}
+
+/// Drops what a validated node holds (its range stays, for messages about
+/// its entry); the validated value is all that later layers read.
+fn release(node: &mut Node) {
+    node.kind = NodeKind::Invalid;
+}
+
+/// Takes a node out of the tree whole, for values kept as YAML produced them.
+fn take(node: &mut Node) -> Node {
+    std::mem::replace(
+        node,
+        Node {
+            range: node.range,
+            kind: NodeKind::Invalid,
+        },
+    )
 }
 
 /// The fix deleting a mapping entry, key to end of value.
@@ -301,22 +319,25 @@ impl Validator<'_> {
             .push(Diagnostic::new(rule, self.file, range, message).with_replacement(word, best));
     }
 
-    fn object(&mut self, node: &Node, shape: &'static Object, anchor: TextRange) -> Obj {
-        let entries = node.as_map();
+    /// Validates a mapping as an object of `shape`, releasing each value of
+    /// `node` once it is validated (its keys stay, for the checks between
+    /// entries).
+    fn object(&mut self, node: &mut Node, shape: &'static Object, anchor: TextRange) -> Obj {
         // At most one field per entry: sized once, as every list below (a
         // bundle of thousands of rules is held whole).
         let mut obj = Obj {
             shape,
             range: node.range,
             anchor,
-            fields: Vec::with_capacity(entries.map_or(0, <[_]>::len)),
+            fields: Vec::with_capacity(node.as_map().map_or(0, <[_]>::len)),
         };
-        let Some(entries) = entries else {
+        let NodeKind::Map(entries) = &mut node.kind else {
             return obj;
         };
         // PyYAML keeps the last of duplicate keys: validate only that one.
         let mut seen_alias_and_name: Option<TextRange> = None;
-        for (index, entry) in entries.iter().enumerate() {
+        for index in 0..entries.len() {
+            let entry = &entries[index];
             if matches!(entry.key.kind, NodeKind::Invalid) {
                 continue;
             }
@@ -415,21 +436,26 @@ impl Validator<'_> {
                     continue;
                 }
             }
-            if let Some(item) = self.value(&entry.value, field.name, field.kind, entry.key.range) {
+            let key_range = entry.key.range;
+            let value = &mut entries[index].value;
+            let validated = self.value(value, field.name, field.kind, key_range);
+            let value_range = value.range;
+            release(value);
+            if let Some(item) = validated {
                 obj.fields.push(ObjField {
                     name: field.name,
-                    key_range: entry.key.range,
+                    key_range,
                     item,
                 });
             } else {
                 // Keep a marker so that "missing" is not reported for an invalid value.
                 obj.fields.push(ObjField {
                     name: field.name,
-                    key_range: entry.key.range,
+                    key_range,
                     item: Item {
-                        range: entry.value.range,
+                        range: value_range,
                         value: Norm::Any(Node {
-                            range: entry.value.range,
+                            range: value_range,
                             kind: NodeKind::Invalid,
                         }),
                     },

@@ -7,7 +7,7 @@ use crate::schema::TOOL_TYPES;
 impl Validator<'_> {
     pub(super) fn value(
         &mut self,
-        node: &Node,
+        node: &mut Node,
         name: &str,
         kind: Kind,
         key_range: TextRange,
@@ -46,7 +46,7 @@ impl Validator<'_> {
             Kind::Dict { nullable } => self.dict(node, name, range, nullable),
             Kind::DictOrDefault | Kind::Any => Some(Item {
                 range,
-                value: Norm::Any(node.clone()),
+                value: Norm::Any(take(node)),
             }),
             Kind::Object { shape, nullable } => {
                 self.object_value(node, name, range, shape, nullable, key_range)
@@ -459,7 +459,13 @@ impl Validator<'_> {
         }
     }
 
-    fn dict(&mut self, node: &Node, name: &str, range: TextRange, nullable: bool) -> Option<Item> {
+    fn dict(
+        &mut self,
+        node: &mut Node,
+        name: &str,
+        range: TextRange,
+        nullable: bool,
+    ) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         match &node.kind {
             NodeKind::Scalar(Scalar {
@@ -483,7 +489,7 @@ impl Validator<'_> {
                 }
                 ok.then(|| Item {
                     range,
-                    value: Norm::Any(node.clone()),
+                    value: Norm::Any(take(node)),
                 })
             }
             _ => {
@@ -499,7 +505,7 @@ impl Validator<'_> {
 
     fn object_value(
         &mut self,
-        node: &Node,
+        node: &mut Node,
         name: &str,
         range: TextRange,
         shape: &'static Object,
@@ -527,13 +533,16 @@ impl Validator<'_> {
 
     fn object_list(
         &mut self,
-        node: &Node,
+        node: &mut Node,
         name: &str,
         range: TextRange,
         shape: &'static Object,
     ) -> Option<Item> {
         let item = |value| Some(Item { range, value });
-        let items = self.seq(node, name)?;
+        self.seq(node, name)?;
+        let NodeKind::Seq(items) = &mut node.kind else {
+            return None;
+        };
         let mut out = Vec::with_capacity(items.len());
         for it in items {
             if it.as_map().is_none() {
@@ -558,13 +567,16 @@ impl Validator<'_> {
                 range: it.range,
                 value: Norm::Obj(self.object(it, shape, anchor)),
             });
+            // The entry's keys too: a list of thousands of rules is not held
+            // twice.
+            release(it);
         }
         item(Norm::List(out))
     }
 
     fn object_map(
         &mut self,
-        node: &Node,
+        node: &mut Node,
         name: &str,
         range: TextRange,
         shape: &'static Object,
@@ -572,9 +584,12 @@ impl Validator<'_> {
         non_empty: bool,
     ) -> Option<Item> {
         let item = |value| Some(Item { range, value });
-        let entries = self.map_entries(node, name)?;
+        self.map_entries(node, name)?;
+        let NodeKind::Map(entries) = &mut node.kind else {
+            return None;
+        };
         let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
+        for e in entries.iter_mut() {
             let Some(k) = self.map_key(e, name, key) else {
                 continue;
             };
@@ -606,11 +621,13 @@ impl Validator<'_> {
     }
 
     /// A mapping entry's value, validated as an object of `shape`.
-    fn entry_object(&mut self, e: &Entry, shape: &'static Object) -> Item {
-        Item {
+    fn entry_object(&mut self, e: &mut Entry, shape: &'static Object) -> Item {
+        let item = Item {
             range: e.value.range,
-            value: Norm::Obj(self.object(&e.value, shape, e.key.range)),
-        }
+            value: Norm::Obj(self.object(&mut e.value, shape, e.key.range)),
+        };
+        release(&mut e.value);
+        item
     }
 
     fn registry(&mut self, node: &Node, name: &str, range: TextRange) -> Option<Item> {
@@ -664,11 +681,14 @@ impl Validator<'_> {
         item(Norm::Map(out))
     }
 
-    fn model_definitions(&mut self, node: &Node, name: &str, range: TextRange) -> Option<Item> {
+    fn model_definitions(&mut self, node: &mut Node, name: &str, range: TextRange) -> Option<Item> {
         let item = |value| Some(Item { range, value });
-        let entries = self.map_entries(node, name)?;
+        self.map_entries(node, name)?;
+        let NodeKind::Map(entries) = &mut node.kind else {
+            return None;
+        };
         let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
+        for e in entries.iter_mut() {
             let Some(k) = self.map_key(e, name, KeyKind::Name) else {
                 continue;
             };
