@@ -58,6 +58,7 @@ fn measure(iterations: usize, mut f: impl FnMut() -> usize) -> (f64, f64, usize)
 }
 
 fn main() {
+    mzk_allocator::configure();
     let mut args = std::env::args().skip(1);
     let root = PathBuf::from(
         args.next()

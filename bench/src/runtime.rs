@@ -290,6 +290,7 @@ fn batch_scheduling(root: &Path, runs: usize) {
 }
 
 fn main() {
+    mzk_allocator::configure();
     let runs = std::env::args()
         .skip_while(|a| a != "--runs")
         .nth(1)
