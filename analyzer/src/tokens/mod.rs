@@ -6,8 +6,8 @@
 //! bpe-openai's regex, which emulates tiktoken's look-ahead): a piece that
 //! is a token is one token; otherwise its bytes are merged pair by pair,
 //! lowest rank first (leftmost on ties), as tiktoken does. The vocabulary is
-//! a table build.rs writes into the binary (5.5 MB, with a hash index, see
-//! `index`): it is read in place, so counting plain text costs nothing to
+//! a table build.rs writes into the binary (5.6 MB: a hash index whose
+//! slots hold each token's rank and place, see `index`): it is read in place, so counting plain text costs nothing to
 //! set up (the regex, when first needed, ~14 ms) and memory holds only the
 //! pages a count touches, where deserializing bpe-openai's prebuilt automata
 //! took 32 MB and ~100 ms. A budget check counts only as far as the answer
@@ -55,7 +55,7 @@ static PRE_TOKENIZER: LazyLock<Tokenizer> = LazyLock::new(|| {
     .expect("valid pre-tokenization pattern")
 });
 
-/// build.rs's table: the token count, offsets, ranks, then the bytes.
+/// build.rs's table: the token count, the index's slots, then the bytes.
 static VOCABULARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
 
 fn word(index: usize) -> usize {
@@ -65,32 +65,35 @@ fn word(index: usize) -> usize {
         .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
 }
 
-fn vocabulary_len() -> usize {
-    word(0)
+/// Where the bytes of the tokens start.
+const BYTE_AREA: usize = (1 + 2 * index::INDEX_SLOTS) * 4;
+
+/// An index slot: the token's offset in the byte area and length (0 when
+/// the slot is empty), and its rank.
+fn slot(slot: usize) -> (usize, usize, u32) {
+    let place = word(1 + 2 * slot);
+    (place >> 8, place & 0xff, word(2 + 2 * slot) as u32)
 }
 
 /// The rank of the token spelled `bytes`, if it is one: its slot in the
-/// index, then the next ones until the token or an empty slot.
+/// index, then the next ones until the token or an empty slot. A slot holds
+/// the rank and where the token's bytes are, so a probe reads the slot and,
+/// when the lengths agree, compares the bytes.
 fn rank(bytes: &[u8]) -> Option<u32> {
-    let n = vocabulary_len();
-    let ranks = 1 + (n + 1);
-    let slots = ranks + n;
-    let area = (slots + index::INDEX_SLOTS) * 4;
-    let token = |i: usize| {
-        let (start, end) = (word(1 + i), word(2 + i));
-        VOCABULARY.get(area + start..area + end).unwrap_or(&[])
-    };
-    let mut slot = index::first_slot(bytes);
+    let mut at = index::first_slot(bytes);
     // Bounded, so a damaged table could never loop.
     for _ in 0..index::INDEX_SLOTS {
-        let entry = word(slots + slot);
-        if entry == 0 {
+        let (offset, len, rank) = slot(at);
+        if len == 0 {
             return None;
         }
-        if token(entry - 1) == bytes {
-            return Some(word(ranks + entry - 1) as u32);
+        if len == bytes.len() {
+            let start = BYTE_AREA + offset;
+            if VOCABULARY.get(start..start + len) == Some(bytes) {
+                return Some(rank);
+            }
         }
-        slot = index::next_slot(slot);
+        at = index::next_slot(at);
     }
     None
 }
@@ -206,7 +209,7 @@ const PIECE_COUNTS_KEPT: usize = 1 << 16;
 /// The counts of the pieces this thread met, across texts. Prose repeats
 /// its pieces (" the", " agent", ".\n\n") within a prompt and from prompt
 /// to prompt; a hit is one probe of a small, warm table, where a piece
-/// looked up in the vocabulary probes a 5.5 MB table and a piece that is
+/// looked up in the vocabulary probes a 5.6 MB table and a piece that is
 /// no token takes a merge for each of its bytes. Only a function of the
 /// piece is kept (no state of any analysis).
 struct PieceCounts(crate::hash::HashMap<Box<str>, u32>);
@@ -588,13 +591,17 @@ mod tests {
         );
     }
 
+    /// The table's first word: how many tokens it holds.
+    fn vocabulary_len() -> usize {
+        word(0)
+    }
+
     #[test]
     fn the_index_finds_a_token_in_a_few_probes() {
         let n = vocabulary_len();
-        let slots = 1 + (n + 1) + n;
         let (mut used, mut run, mut longest_run) = (0, 0, 0);
-        for slot in 0..index::INDEX_SLOTS {
-            if word(slots + slot) == 0 {
+        for at in 0..index::INDEX_SLOTS {
+            if slot(at).1 == 0 {
                 run = 0;
             } else {
                 used += 1;
@@ -605,5 +612,26 @@ mod tests {
         assert_eq!(used, n);
         // A well-mixed hash at 38% load: runs of a few dozen slots at most.
         assert!(longest_run <= 64, "a run of {longest_run} full slots");
+    }
+
+    /// Every token of bpe-openai's o200k_base is found with its rank, and
+    /// what is one byte shorter or longer than a token is found exactly
+    /// when it is a token too.
+    #[test]
+    fn the_table_holds_every_token_with_its_rank() {
+        let reference = &bpe_openai::o200k_base().bpe;
+        let n = reference.num_tokens();
+        assert_eq!(vocabulary_len(), n);
+        let ids: std::collections::HashMap<&[u8], u32> = (0..n as u32)
+            .map(|id| (reference.token_bytes(id), id))
+            .collect();
+        for (&bytes, &id) in &ids {
+            assert_eq!(rank(bytes), Some(id), "{bytes:?}");
+            let shorter = &bytes[..bytes.len() - 1];
+            let longer = [bytes, b"!"].concat();
+            for near in [shorter, longer.as_slice()] {
+                assert_eq!(rank(near), ids.get(near).copied(), "{near:?}");
+            }
+        }
     }
 }
