@@ -10,7 +10,6 @@ use mzk_analyzer::{analyze, AnalysisCache, Config, MemoryFs, RealFs};
 
 fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("bundle dir"));
-    mzk_analyzer::tokens::preload();
     let mut fs = MemoryFs::new();
     let mut stack = vec![dir.clone()];
     while let Some(d) = stack.pop() {

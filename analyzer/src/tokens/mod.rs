@@ -147,11 +147,6 @@ fn count_piece(piece: &[u8]) -> usize {
     parts
 }
 
-/// Loads the pre-tokenizer now, so that a later count does not wait for it.
-pub fn preload() {
-    LazyLock::force(&PRE_TOKENIZER);
-}
-
 /// The number of tokens of `text`; special-token spellings count as text.
 pub fn count(text: &str) -> usize {
     if text.is_empty() {

@@ -172,17 +172,6 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
 
 /// Analyses every planned bundle under its configuration.
 fn analyse(plan: &Plan) -> Vec<Analysis> {
-    // The prompt budget (MZ803) needs the tokenizer as soon as one prompt
-    // is longer in bytes than the budget is in tokens; building its
-    // pre-tokenizer regex overlaps the analysis instead of following it. A
-    // check that never counts exits without waiting for it.
-    if plan
-        .configs
-        .iter()
-        .any(|c| c.enabled(mzk_analyzer::rules::Rule::PromptOverBudget))
-    {
-        std::thread::spawn(mzk_analyzer::tokens::preload);
-    }
     // One set of memos for the run, shared by every bundle and thread.
     let memos = std::sync::Arc::new(mzk_analyzer::Memos::default());
     let mut analyses = analyze_bundles(&RealFs, &plan.bundles, &plan.configs, &memos);

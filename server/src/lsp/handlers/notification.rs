@@ -14,9 +14,6 @@ use crate::lsp::Backend;
 /// Analyses every bundle under the workspace folders, so problems show
 /// before a file is opened, and asks the client to report file changes.
 pub(crate) async fn initialized(backend: &Backend, _: InitializedParams) {
-    // Prompt sizes (lenses, hover, MZ803) need the tokenizer; load it
-    // off the message loop before the first file is opened.
-    tokio::task::spawn_blocking(mzk_analyzer::tokens::preload);
     let (roots, can_watch) = {
         let state = backend.state.lock().await;
         (state.roots.clone(), state.client.can_watch)
