@@ -29,6 +29,7 @@ where
         exit_with_parent,
         runs: Arc::new(runs::Runs::default()),
         analysed: Arc::new(tokio::sync::Notify::new()),
+        analyses: Arc::new(super::analysis_pool::AnalysisPool::per_core()),
     });
     // The client's frames pass through the guard (framing.rs) on their way
     // in; the server's output and the guard's answers merge on the way out.
@@ -47,7 +48,6 @@ where
 
 /// `mzk lsp`.
 pub fn main() -> std::process::ExitCode {
-    limit_malloc_arenas();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_stack_size(mzk_analyzer::limits::THREAD_STACK_BYTES)
@@ -66,24 +66,6 @@ pub fn main() -> std::process::ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     std::process::ExitCode::SUCCESS
 }
-
-/// glibc gives each thread that allocates an arena of its own (up to eight
-/// per core), and the analyses the server runs on its blocking threads
-/// leave freed pages in each of them: with 15 real bundles open the server
-/// peaked at 142 MiB with glibc's default and at 42 MiB with one arena, at
-/// the same latency (bench/lsp.py). Two arenas keep that bound with room
-/// for the two cores the server uses.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn limit_malloc_arenas() {
-    // SAFETY: mallopt only sets a parameter of the allocator, and this runs
-    // before the runtime starts any thread.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn limit_malloc_arenas() {}
 
 /// The editor that started the server may die without closing the pipes
 /// (a crash, or pipes inherited by another process); the protocol's answer

@@ -9,6 +9,7 @@
 //! `handlers` (what each message does), `scheduling` (when to analyse),
 //! `watch` (the fallback file watcher) and `main_loop` (the entry point).
 
+mod analysis_pool;
 mod caps;
 mod coverage;
 mod dispatch;
@@ -60,4 +61,6 @@ pub struct Backend {
     runs: Arc<runs::Runs>,
     /// Told whenever an analysis is kept, for requests waiting for one.
     analysed: Arc<tokio::sync::Notify>,
+    /// The threads analyses run on.
+    analyses: Arc<analysis_pool::AnalysisPool>,
 }

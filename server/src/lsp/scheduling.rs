@@ -74,43 +74,53 @@ impl Backend {
                 last_readable,
             )
         };
+        // Waits for a core; meanwhile a newer change may have superseded
+        // this one, whose analysis would only be thrown away.
+        let Some(slot) = self.analyses.slot().await else {
+            return;
+        };
+        if self.state.lock().await.generations.get(&bundle) != Some(&generation) {
+            return;
+        }
         let dir = bundle.clone();
-        let Ok((analysis, shared, config_error)) = tokio::task::spawn_blocking(move || {
-            // A panic in an earlier analysis leaves whole entries only.
-            let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-            // What the shared folders mention, as kept for the root (read
-            // again when it was dropped).
-            cache.use_shared(root_of(&dir), shared);
-            let shared = cache.shared(root_of(&dir));
-            // The same configuration and suppressions as `mzk check`; a broken
-            // configuration falls back to the defaults and is reported.
-            let (config, config_error) = match Config::discover(&overlay, &dir) {
-                Ok(config) => (config, None),
-                Err(e) => (Config::defaults(&dir), Some(e)),
-            };
-            let mut analysis = analyze(&overlay, &dir, Some(&config), &mut cache);
-            // Files the author is typing in that cannot be read right now:
-            // check the others against their last readable version.
-            let substitutes: Vec<(PathBuf, String)> = analysis
-                .incomplete
-                .iter()
-                .filter_map(|id| {
-                    let path = normalize(&dir.join(&analysis.bundle.file(*id)?.relative));
-                    let text = last_readable.get(&path)?.to_string();
-                    Some((path, text))
-                })
-                .collect();
-            // Only then are the open texts copied: not on every keystroke.
-            if !substitutes.is_empty() {
-                let mut open = overlay.open;
-                open.extend(substitutes);
-                let overlay = Overlay { open };
-                let last = analyze(&overlay, &dir, Some(&config), &mut cache);
-                mzk_analyzer::analysis::merge_last_readable(&mut analysis, last);
-            }
-            (analysis, shared, config_error)
-        })
-        .await
+        let Ok((analysis, shared, config_error)) = self
+            .analyses
+            .run(slot, move || {
+                // A panic in an earlier analysis leaves whole entries only.
+                let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+                // What the shared folders mention, as kept for the root (read
+                // again when it was dropped).
+                cache.use_shared(root_of(&dir), shared);
+                let shared = cache.shared(root_of(&dir));
+                // The same configuration and suppressions as `mzk check`; a broken
+                // configuration falls back to the defaults and is reported.
+                let (config, config_error) = match Config::discover(&overlay, &dir) {
+                    Ok(config) => (config, None),
+                    Err(e) => (Config::defaults(&dir), Some(e)),
+                };
+                let mut analysis = analyze(&overlay, &dir, Some(&config), &mut cache);
+                // Files the author is typing in that cannot be read right now:
+                // check the others against their last readable version.
+                let substitutes: Vec<(PathBuf, String)> = analysis
+                    .incomplete
+                    .iter()
+                    .filter_map(|id| {
+                        let path = normalize(&dir.join(&analysis.bundle.file(*id)?.relative));
+                        let text = last_readable.get(&path)?.to_string();
+                        Some((path, text))
+                    })
+                    .collect();
+                // Only then are the open texts copied: not on every keystroke.
+                if !substitutes.is_empty() {
+                    let mut open = overlay.open;
+                    open.extend(substitutes);
+                    let overlay = Overlay { open };
+                    let last = analyze(&overlay, &dir, Some(&config), &mut cache);
+                    mzk_analyzer::analysis::merge_last_readable(&mut analysis, last);
+                }
+                (analysis, shared, config_error)
+            })
+            .await
         else {
             return; // the analysis panicked: keep the previous diagnostics
         };

@@ -39,7 +39,10 @@ impl Backend {
         // Not yet analysed: the bundle as its checks see it, no settings
         // needed (the commands read its model).
         let analyse = move || analyze(&RealFs, &dir, None, &mut AnalysisCache::new());
-        match tokio::task::spawn_blocking(analyse).await {
+        let Some(slot) = self.analyses.slot().await else {
+            return Err(tower_lsp_server::jsonrpc::Error::internal_error());
+        };
+        match self.analyses.run(slot, analyse).await {
             Ok(a) => Ok(Arc::new(a)),
             Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
         }
