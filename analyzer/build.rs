@@ -2,7 +2,7 @@
 //! `src/tokens` reads in place (no decoding, no allocation): a hash index
 //! (`src/tokens/index.rs`) whose slots hold each token's place in a byte
 //! area and its rank (its id, the merge priority of byte-pair encoding), so
-//! a lookup reads one slot and compares one run of bytes. About 5.7 MB,
+//! a lookup reads one slot and compares one run of bytes. About 5.6 MB,
 //! where bpe-openai embeds 32 MB of prebuilt search automata for the same
 //! encoding.
 //!

@@ -9,6 +9,8 @@ use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::{analyze, AnalysisCache, Config, MemoryFs, RealFs};
 
 fn main() {
+    // SAFETY: the first statement of main; no other thread exists yet.
+    unsafe { mzk_allocator::configure() };
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("bundle dir"));
     let mut fs = MemoryFs::new();
     let mut stack = vec![dir.clone()];

@@ -94,7 +94,8 @@ fn median(mut times: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    mzk_allocator::configure();
+    // SAFETY: the first statement of main; no other thread exists yet.
+    unsafe { mzk_allocator::configure() };
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--write") {
         let (Some(dir), Some(agents)) = (args.get(2), args.get(3).and_then(|n| n.parse().ok()))

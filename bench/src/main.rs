@@ -58,7 +58,8 @@ fn measure(iterations: usize, mut f: impl FnMut() -> usize) -> (f64, f64, usize)
 }
 
 fn main() {
-    mzk_allocator::configure();
+    // SAFETY: the first statement of main; no other thread exists yet.
+    unsafe { mzk_allocator::configure() };
     let mut args = std::env::args().skip(1);
     let root = PathBuf::from(
         args.next()

@@ -290,7 +290,8 @@ fn batch_scheduling(root: &Path, runs: usize) {
 }
 
 fn main() {
-    mzk_allocator::configure();
+    // SAFETY: the first statement of main; no other thread exists yet.
+    unsafe { mzk_allocator::configure() };
     let runs = std::env::args()
         .skip_while(|a| a != "--runs")
         .nth(1)

@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    mzk_allocator::configure();
+    // SAFETY: the first statement of main; no other thread exists yet.
+    unsafe { mzk_allocator::configure() };
     mzk_server::cli::main()
 }
