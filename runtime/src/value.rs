@@ -168,7 +168,9 @@ pub fn yaml_to_json(node: &Node) -> Value {
         NodeKind::Scalar(s) => match &s.value {
             Yaml::Null => Value::Null,
             Yaml::Bool(b) => Value::Bool(*b),
-            Yaml::Int(i) => i64::try_from(*i).map_or_else(|_| float(*i as f64), Value::from),
+            Yaml::Int(i) => {
+                i64::try_from(i.get()).map_or_else(|_| float(i.get() as f64), Value::from)
+            }
             Yaml::Float(f) => float(*f),
             other => Value::String(other.python_str()),
         },

@@ -70,7 +70,7 @@ fn defaults(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
             (NodeKind::Scalar(s), Shape::Bool) => {
                 matches!(s.value, Value::Bool(_))
                     || matches!(&s.value, Value::Str(t) if matches!(t.to_ascii_lowercase().as_str(), "yes" | "no" | "on" | "off" | "true" | "false" | "1" | "0"))
-                    || matches!(s.value, Value::Int(0 | 1))
+                    || matches!(s.value, Value::Int(i) if matches!(i.get(), 0 | 1))
             }
             (NodeKind::Scalar(s), Shape::Int) => {
                 matches!(s.value, Value::Int(_) | Value::BigInt(_))
@@ -209,7 +209,7 @@ fn can_equal(shape: Shape, node: &crate::syntax::Node) -> bool {
             (Value::Null, _) => true,
             (Value::Str(_), Shape::Text) => true,
             (Value::Bool(_), Shape::Bool | Shape::Int | Shape::Number) => true,
-            (Value::Int(i), Shape::Bool) => *i == 0 || *i == 1,
+            (Value::Int(i), Shape::Bool) => matches!(i.get(), 0 | 1),
             (Value::Int(_) | Value::BigInt(_), Shape::Int | Shape::Number) => true,
             (Value::Float(f), Shape::Bool) => *f == 0.0 || *f == 1.0,
             (Value::Float(f), Shape::Int) => f.fract() == 0.0,

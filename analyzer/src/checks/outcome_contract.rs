@@ -127,7 +127,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 .map(|s| &s.value)
             {
                 Some(Value::Str(s)) if expected_type == "string" => Some(s.as_str()) == error_value,
-                Some(Value::Int(0)) if expected_type == "integer" => true,
+                Some(Value::Int(i)) if i.get() == 0 && expected_type == "integer" => true,
                 _ => false,
             };
             if !default_ok {

@@ -205,11 +205,11 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                         Some(Norm::Any(node)) => Some(node.clone()),
                         _ => None,
                     },
-                    context_expression: expression.and_then(|i| l.name(i)),
+                    context_expression: expression.and_then(|i| l.name(i)).map(Box::new),
                     expression_refs: expression.map(|i| l.expression_refs(i)).unwrap_or_default(),
-                    tool_name: l.field(rule, "tool_name"),
-                    transition_target: l.field(rule, "transition_target"),
-                    termination_reason: l.field(rule, "termination_reason"),
+                    tool_name: l.field(rule, "tool_name").map(Box::new),
+                    transition_target: l.field(rule, "transition_target").map(Box::new),
+                    termination_reason: l.field(rule, "termination_reason").map(Box::new),
                 });
             }
         }

@@ -260,12 +260,14 @@ pub struct TransitionRule {
     pub condition_key: Option<Name>,
     /// The YAML value as written (`None` when the key is absent).
     pub condition_value: Option<Node>,
-    pub context_expression: Option<Name>,
+    // The keys below are absent from most rules: boxed, an absent one costs
+    // 8 bytes instead of a `Name`'s 40 (a third of a large graph's rules).
+    pub context_expression: Option<Box<Name>>,
     /// `${var}` references inside context_expression, with their exact ranges.
     pub expression_refs: Vec<Name>,
-    pub tool_name: Option<Name>,
-    pub transition_target: Option<Name>,
-    pub termination_reason: Option<Name>,
+    pub tool_name: Option<Box<Name>>,
+    pub transition_target: Option<Box<Name>>,
+    pub termination_reason: Option<Box<Name>>,
 }
 
 #[derive(Debug, Clone)]

@@ -312,85 +312,126 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
         }
     }
 
+    // Counted first: a large bundle has hundreds of thousands of
+    // references, held for the whole analysis, and a vector grown by
+    // doubling would hold the old and the new copy at once (the peak of a
+    // 5,000-agent check) and keep up to half its room unused.
+    let mut count = bundle.bindings.len();
+    each_reference(bundle, |_, _, _| count += 1);
+    b.table.references.reserve_exact(count);
+    each_reference(bundle, |kind, site, name| b.refer(kind, site, name));
+    // A bound `function` resolves to the definition in the file it resolved to.
+    for binding in &bundle.bindings {
+        let (super::python::BindingTarget::File(file), Some(function)) =
+            (&binding.target, &binding.function)
+        else {
+            continue;
+        };
+        let found = b.table.definitions.iter().rposition(|d| {
+            d.kind == SymbolKind::PythonFunction
+                && d.name.file == *file
+                && d.name.text == function.text
+        });
+        b.table.references.push(Reference {
+            kind: SymbolKind::PythonFunction,
+            site: RefSite::BoundFunction,
+            name: function.clone(),
+            resolution: found.map_or(Resolution::Unresolved, |i| {
+                Resolution::Definition(DefId(i as u32))
+            }),
+        });
+    }
+    for (i, r) in b.table.references.iter().enumerate() {
+        if let Resolution::Definition(id) = r.resolution {
+            b.table.referrers.entry(id).or_default().push(i as u32);
+        }
+    }
+    b.table
+}
+
+/// Calls `f` on every name the bundle's files use to refer to a symbol,
+/// in the order of the symbol table's references (bound Python functions,
+/// resolved by file, come after these).
+fn each_reference(bundle: &Bundle, mut f: impl FnMut(SymbolKind, RefSite, &Name)) {
     use RefSite as S;
     use SymbolKind as K;
     if let Some(o) = &bundle.orchestrator {
         if let Some(a) = &o.initial_agent {
-            b.refer(K::Agent, S::InitialAgent, a);
+            f(K::Agent, S::InitialAgent, a);
         }
         if let Some(v) = &o.failure_message_key {
-            b.refer(K::Variable, S::FailureMessageKey, v);
+            f(K::Variable, S::FailureMessageKey, v);
         }
     }
     for rule in &bundle.rules {
-        b.refer(K::Agent, S::RuleSource, &rule.source);
-        b.refer(K::Agent, S::RuleTarget, &rule.target);
+        f(K::Agent, S::RuleSource, &rule.source);
+        f(K::Agent, S::RuleTarget, &rule.target);
         if let Some(key) = &rule.condition_key {
-            b.refer(K::Variable, S::ConditionKey, key);
+            f(K::Variable, S::ConditionKey, key);
         }
         for r in &rule.expression_refs {
-            b.refer(K::Variable, S::ExpressionVariable, r);
+            f(K::Variable, S::ExpressionVariable, r);
         }
         if let Some(tool) = &rule.tool_name {
-            b.refer(K::Tool, S::ToolCalled, tool);
+            f(K::Tool, S::ToolCalled, tool);
         }
     }
     for variable in &bundle.variables {
         for trigger in &variable.triggers {
             if let Some(agent) = &trigger.agent {
-                b.refer(K::Agent, S::TriggerAgent, agent);
+                f(K::Agent, S::TriggerAgent, agent);
             }
         }
         for writer in variable.writer_ids.iter().flatten() {
-            b.refer(K::WriterId, S::WriterId, writer);
+            f(K::WriterId, S::WriterId, writer);
         }
     }
     for view in &bundle.agent_views {
-        b.refer(K::Agent, S::AgentViewAgent, &view.agent);
+        f(K::Agent, S::AgentViewAgent, &view.agent);
         for v in &view.variables {
-            b.refer(K::Variable, S::AgentViewVariable, v);
+            f(K::Variable, S::AgentViewVariable, v);
         }
     }
     for tool in &bundle.tools {
         for agent in &tool.agents {
-            b.refer(K::Agent, S::ToolAgent, agent);
+            f(K::Agent, S::ToolAgent, agent);
         }
         if let Some(outcome) = &tool.outcome {
             for key in [&outcome.context_key, &outcome.attempts_key]
                 .into_iter()
                 .flatten()
             {
-                b.refer(K::Variable, S::OutcomeKey, key);
+                f(K::Variable, S::OutcomeKey, key);
             }
         }
     }
     for tool in &bundle.lifecycle_tools {
         if let Some(agent) = &tool.agent {
-            b.refer(K::Agent, S::LifecycleAgent, agent);
+            f(K::Agent, S::LifecycleAgent, agent);
         }
     }
     for entry in &bundle.middleware {
         if let Some(agent) = &entry.agent {
-            b.refer(K::Agent, S::MiddlewareAgent, agent);
+            f(K::Agent, S::MiddlewareAgent, agent);
         }
     }
     for entry in &bundle.registry {
-        b.refer(K::Agent, S::RegistryAgent, &entry.agent);
+        f(K::Agent, S::RegistryAgent, &entry.agent);
         if let Some(model) = &entry.model {
-            b.refer(K::Model, S::RegistryModel, model);
+            f(K::Model, S::RegistryModel, model);
         }
     }
     for model in &bundle.models {
         if model.kind == ModelKind::Union {
             for variant in &model.variants {
                 if !matches!(variant.text.to_ascii_lowercase().as_str(), "null" | "none") {
-                    b.refer(K::Model, S::FieldType, variant);
+                    f(K::Model, S::FieldType, variant);
                 }
             }
         }
         for field in &model.fields {
             for name in field_type_names(field) {
-                b.refer(K::Model, S::FieldType, &name);
+                f(K::Model, S::FieldType, &name);
             }
         }
     }
@@ -400,24 +441,24 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
         .and_then(|u| u.visual_agents.as_ref())
     {
         for agent in agents {
-            b.refer(K::Agent, S::VisualAgent, agent);
+            f(K::Agent, S::VisualAgent, agent);
         }
     }
     for agent in &bundle.a2a_agents {
-        b.refer(K::Agent, S::A2aAgent, &agent.name);
+        f(K::Agent, S::A2aAgent, &agent.name);
     }
     for batch in &bundle.task_batches {
         if let Some(agent) = &batch.trigger_agent {
-            b.refer(K::Agent, S::BatchTriggerAgent, agent);
+            f(K::Agent, S::BatchTriggerAgent, agent);
         }
         for agent in &batch.allowed_execution_agents {
-            b.refer(K::Agent, S::BatchExecutionAgent, agent);
+            f(K::Agent, S::BatchExecutionAgent, agent);
         }
         if !batch.from_conveyor {
             if let Some(model) = &batch.task_model {
                 match task_model_variable(model) {
-                    Some(variable) => b.refer(K::Variable, S::TaskModel, &variable),
-                    None => b.refer(K::Model, S::TaskModel, model),
+                    Some(variable) => f(K::Variable, S::TaskModel, &variable),
+                    None => f(K::Model, S::TaskModel, model),
                 }
             }
         }
@@ -425,11 +466,11 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
             .into_iter()
             .flatten()
         {
-            b.refer(K::Variable, S::BatchResultKey, key);
+            f(K::Variable, S::BatchResultKey, key);
         }
         if let Some(recovery) = &batch.recovery {
             if let Some(agent) = &recovery.trigger_agent {
-                b.refer(K::Agent, S::RecoveryTriggerAgent, agent);
+                f(K::Agent, S::RecoveryTriggerAgent, agent);
             }
             let keys = [
                 &recovery.request_key,
@@ -437,38 +478,10 @@ pub fn build(bundle: &Bundle) -> SymbolTable {
                 &recovery.status_key,
             ];
             for key in keys.into_iter().flatten().chain(&recovery.input_keys) {
-                b.refer(K::Variable, S::RecoveryKey, key);
+                f(K::Variable, S::RecoveryKey, key);
             }
         }
     }
-    // A bound `function` resolves to the definition in the file it resolved to.
-    for binding in &bundle.bindings {
-        let (super::python::BindingTarget::File(file), Some(function)) =
-            (&binding.target, &binding.function)
-        else {
-            continue;
-        };
-        let found = b.table.definitions.iter().rposition(|d| {
-            d.kind == K::PythonFunction && d.name.file == *file && d.name.text == function.text
-        });
-        b.table.references.push(Reference {
-            kind: K::PythonFunction,
-            site: S::BoundFunction,
-            name: function.clone(),
-            resolution: found.map_or(Resolution::Unresolved, |i| {
-                Resolution::Definition(DefId(i as u32))
-            }),
-        });
-    }
-    // Held for the whole analysis (a large bundle has hundreds of
-    // thousands of references): no room left over from growing.
-    b.table.references.shrink_to_fit();
-    for (i, r) in b.table.references.iter().enumerate() {
-        if let Resolution::Definition(id) = r.resolution {
-            b.table.referrers.entry(id).or_default().push(i as u32);
-        }
-    }
-    b.table
 }
 
 /// `${name}` as a task_model: the variable it names, with the name's range.

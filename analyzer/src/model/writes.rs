@@ -562,7 +562,7 @@ fn python_constant(text: &str) -> Option<Value> {
     }
     if let Ok(i) = text.parse::<i128>() {
         if !(text.starts_with('+') || text.len() > 1 && text.starts_with('0')) {
-            return Some(Value::Int(i));
+            return Some(Value::Int(i.into()));
         }
     }
     let bytes = text.as_bytes();
@@ -667,7 +667,7 @@ mod tests {
             Some(Value::Str("approved".into()))
         );
         assert_eq!(python_constant("True"), Some(Value::Bool(true)));
-        assert_eq!(python_constant("3"), Some(Value::Int(3)));
+        assert_eq!(python_constant("3"), Some(Value::Int(3.into())));
         assert_eq!(python_constant("f\"x\""), None);
         assert_eq!(python_constant("a + b"), None);
         let (m, lits) = mask("x = 'a#b'  # c\ny = \"\"\"doc\"\"\"\n");

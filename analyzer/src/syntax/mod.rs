@@ -10,7 +10,7 @@ pub mod scalar;
 pub mod yaml;
 
 pub use line_index::{ColumnUnit, LineCol, LineIndex};
-pub use scalar::{ScalarStyle, Value};
+pub use scalar::{Integer, ScalarStyle, Value};
 pub use yaml::{parse, Entry, Node, NodeKind, Scalar, YamlDocument};
 
 /// A byte range in one file.

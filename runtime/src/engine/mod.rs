@@ -195,7 +195,7 @@ impl<'a> Engine<'a> {
             .rules
             .iter()
             .filter(|r| r.condition_type == Some(ConditionType::ToolCalled))
-            .filter_map(|r| present(r.tool_name.as_ref()).map(str::to_string))
+            .filter_map(|r| present(r.tool_name.as_deref()).map(str::to_string))
             .collect();
         let max_turns = opts.max_turns.unwrap_or_else(|| {
             bundle

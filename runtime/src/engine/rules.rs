@@ -43,7 +43,7 @@ pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, Error> {
     for r in &bundle.rules {
         let target_text = r.target.text.trim();
         let target = if target_text.eq_ignore_ascii_case("terminate") {
-            let reason = present(r.termination_reason.as_ref()).unwrap_or("workflow_complete");
+            let reason = present(r.termination_reason.as_deref()).unwrap_or("workflow_complete");
             Target::Terminate(reason.to_string())
         } else if is_user(target_text) {
             Target::User
@@ -62,7 +62,7 @@ pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, Error> {
                 r.condition_value.as_ref().map_or(Value::Null, yaml_to_json),
             ),
             (_, Some(ConditionType::ContextExpression)) => {
-                let src = present(r.context_expression.as_ref()).unwrap_or("");
+                let src = present(r.context_expression.as_deref()).unwrap_or("");
                 let (expr, _) = expression::compile(src).map_err(|e| {
                     Error::Graph(format!(
                         "transition rule {}: context_expression does not compile: {}",
@@ -72,7 +72,7 @@ pub(super) fn compile_rules(bundle: &Bundle) -> Result<Vec<Rule>, Error> {
                 Test::Expression(expr)
             }
             (_, Some(ConditionType::ToolCalled)) => {
-                Test::ToolCalled(present(r.tool_name.as_ref()).unwrap_or("").to_string())
+                Test::ToolCalled(present(r.tool_name.as_deref()).unwrap_or("").to_string())
             }
             (_, None) => {
                 return Err(Error::Graph(format!(

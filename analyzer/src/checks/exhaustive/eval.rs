@@ -14,7 +14,7 @@ pub(super) fn truthy(p: &Py) -> bool {
     match p {
         Py::V(Value::Null) => false,
         Py::V(Value::Bool(b)) => *b,
-        Py::V(Value::Int(i)) => *i != 0,
+        Py::V(Value::Int(i)) => i.get() != 0,
         Py::V(Value::Float(f)) => *f != 0.0,
         Py::V(Value::Str(s)) => !s.is_empty(),
         Py::V(_) => true,
@@ -35,7 +35,7 @@ pub(super) fn py_eq(a: &Py, b: &Py) -> bool {
 pub(super) fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Bool(b) => Some(*b as i32 as f64),
-        Value::Int(i) => Some(*i as f64),
+        Value::Int(i) => Some(i.get() as f64),
         Value::Float(f) => Some(*f),
         _ => None,
     }
@@ -58,7 +58,7 @@ pub(super) fn eval(e: &Expr, lookup: &dyn Fn(&str) -> Value) -> Option<Py> {
         Expr::Const(c) => Py::V(match c {
             Const::None => Value::Null,
             Const::Bool(b) => Value::Bool(*b),
-            Const::Int(i) => Value::Int(*i),
+            Const::Int(i) => Value::Int((*i).into()),
             Const::Float(f) => Value::Float(*f),
             Const::Str(s) => Value::Str(s.clone()),
             Const::Bytes(_) | Const::Other(_) => return None,
@@ -126,8 +126,8 @@ pub(super) fn eval(e: &Expr, lookup: &dyn Fn(&str) -> Value) -> Option<Py> {
         Expr::Len(args) => {
             let [arg] = args.as_slice() else { return None };
             match eval(arg, lookup)? {
-                Py::V(Value::Str(s)) => Py::V(Value::Int(s.chars().count() as i128)),
-                Py::List(xs) => Py::V(Value::Int(xs.len() as i128)),
+                Py::V(Value::Str(s)) => Py::V(Value::Int((s.chars().count() as i128).into())),
+                Py::List(xs) => Py::V(Value::Int((xs.len() as i128).into())),
                 _ => return None,
             }
         }

@@ -65,7 +65,7 @@ pub(super) fn integer_cuts(conds: &[(&TransitionRule, Cond)], var: &str) -> Opti
         match c {
             Cond::Equals(k, v) if k == var => match v {
                 Value::Int(i) => {
-                    let i = small(*i)?;
+                    let i = small(i.get())?;
                     starts.extend([i, i + 1]);
                 }
                 Value::Null => {}

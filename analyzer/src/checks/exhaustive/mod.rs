@@ -154,7 +154,7 @@ fn check_source(
                 let parts = partition(starts);
                 let mut all: Vec<Value> = parts
                     .iter()
-                    .map(|p| Value::Int(p.representative()))
+                    .map(|p| Value::Int(p.representative().into()))
                     .collect();
                 if d.may_be_null {
                     all.push(Value::Null);

@@ -96,7 +96,7 @@ fn python_semantics() {
     );
     assert_eq!(run("${a} in ['x', 'y']", &[("a", s("y"))]), Some(true));
     assert_eq!(run("${a} not in ['x', 'y']", &[("a", s("z"))]), Some(true));
-    assert_eq!(run("${n} >= 3", &[("n", Value::Int(3))]), Some(true));
+    assert_eq!(run("${n} >= 3", &[("n", Value::Int(3.into()))]), Some(true));
     // None < 1 raises: not modelled, nothing claimed.
     assert_eq!(run("${n} < 1", &[]), None);
     assert_eq!(run("${a} == 1", &[("a", Value::Bool(true))]), Some(true));

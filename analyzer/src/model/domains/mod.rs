@@ -175,14 +175,16 @@ fn coerce(ty: &str, v: &Value) -> Option<Value> {
             "1" | "true" | "yes" | "on"
         )),
         ("boolean" | "bool", Value::Bool(b)) => Value::Bool(*b),
-        ("boolean" | "bool", Value::Int(i)) => Value::Bool(*i != 0),
+        ("boolean" | "bool", Value::Int(i)) => Value::Bool(i.get() != 0),
         ("boolean" | "bool", Value::Float(f)) => Value::Bool(*f != 0.0),
-        ("integer" | "int", Value::Bool(b)) => Value::Int(*b as i128),
-        ("integer" | "int", Value::Float(f)) if f.is_finite() => Value::Int(f.trunc() as i128),
+        ("integer" | "int", Value::Bool(b)) => Value::Int((*b as i128).into()),
+        ("integer" | "int", Value::Float(f)) if f.is_finite() => {
+            Value::Int((f.trunc() as i128).into())
+        }
         ("integer" | "int", Value::Str(s)) => s
             .trim()
             .parse::<i128>()
-            .map_or_else(|_| v.clone(), Value::Int),
+            .map_or_else(|_| v.clone(), |i| Value::Int(i.into())),
         (_, v) if simple(v) => v.clone(),
         _ => return None,
     })

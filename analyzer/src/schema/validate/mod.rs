@@ -10,14 +10,14 @@ use crate::rules::Rule;
 
 mod text;
 mod values;
-use crate::syntax::{Entry, Node, NodeKind, ScalarStyle, TextRange, Value};
+use crate::syntax::{Entry, Integer, Node, NodeKind, ScalarStyle, TextRange, Value};
 
 /// A normalised value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Norm {
     Null,
     Bool(bool),
-    Int(i128),
+    Int(Integer),
     Float(f64),
     Str(String),
     /// A list of normalised items (strings of a string list, objects of an object list).
@@ -145,7 +145,7 @@ impl Obj {
     /// An int value, or the schema default.
     pub fn int(&self, name: &str) -> Option<i128> {
         match self.get(name).map(|i| &i.value) {
-            Some(Norm::Int(n)) => Some(*n),
+            Some(Norm::Int(n)) => Some(n.get()),
             Some(_) => None,
             None => match self.shape.field(name).map(|f| f.default) {
                 Some(Default::Int(n)) => Some(n as i128),
@@ -227,7 +227,7 @@ fn is_falsy(node: &Node) -> bool {
         NodeKind::Scalar(s) => match &s.value {
             Value::Null => true,
             Value::Bool(b) => !b,
-            Value::Int(i) => *i == 0,
+            Value::Int(i) => i.get() == 0,
             Value::Float(f) => *f == 0.0,
             Value::Str(s) => s.is_empty(),
             _ => false,

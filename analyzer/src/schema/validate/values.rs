@@ -203,8 +203,9 @@ impl Validator<'_> {
         let item = |value| Some(Item { range, value });
         let scalar = node.as_scalar().map(|s| &s.value);
         match scalar {
-            Some(Value::Int(1)) | Some(Value::Bool(true)) => item(Norm::Int(1)),
-            Some(Value::Float(f)) if *f == 1.0 => item(Norm::Int(1)),
+            Some(Value::Int(i)) if i.get() == 1 => item(Norm::Int(Integer::new(1))),
+            Some(Value::Bool(true)) => item(Norm::Int(Integer::new(1))),
+            Some(Value::Float(f)) if *f == 1.0 => item(Norm::Int(Integer::new(1))),
             _ => {
                 self.report(
                 Rule::InvalidEnumValue,
@@ -233,7 +234,7 @@ impl Validator<'_> {
         let (value, coerced) = match scalar {
             Some(Value::Bool(b)) => (Some(*b), false),
             Some(Value::Null) if nullable => return item(Norm::Null),
-            Some(Value::Int(i)) if *i == 0 || *i == 1 => (Some(*i == 1), true),
+            Some(Value::Int(i)) if matches!(i.get(), 0 | 1) => (Some(i.get() == 1), true),
             Some(Value::Float(f)) if *f == 0.0 || *f == 1.0 => (Some(*f == 1.0), true),
             Some(Value::Str(s)) => (lax(s), true),
             _ => (None, false),
@@ -261,7 +262,7 @@ impl Validator<'_> {
         let item = |value| Some(Item { range, value });
         let scalar = node.as_scalar().map(|s| &s.value);
         let (value, coerced) = match scalar {
-            Some(Value::Int(i)) => (Some(*i), false),
+            Some(Value::Int(i)) => (Some(i.get()), false),
             Some(Value::BigInt(d)) => (
                 Some(if d.starts_with('-') {
                     i128::MIN
@@ -304,14 +305,14 @@ impl Validator<'_> {
             let shown = n.to_string();
             self.report_lax(node, name, range, &shown, &shown);
         }
-        item(Norm::Int(n))
+        item(Norm::Int(n.into()))
     }
 
     fn float_value(&mut self, node: &Node, name: &str, range: TextRange, min: f64) -> Option<Item> {
         let item = |value| Some(Item { range, value });
         let scalar = node.as_scalar().map(|s| &s.value);
         let (value, coerced) = match scalar {
-            Some(Value::Int(i)) => (Some(*i as f64), false),
+            Some(Value::Int(i)) => (Some(i.get() as f64), false),
             Some(Value::Float(f)) => (Some(*f), false),
             Some(Value::Bool(b)) => (Some(*b as i32 as f64), true),
             Some(Value::Str(s)) => (python_float(s), true),

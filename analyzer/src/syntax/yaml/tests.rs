@@ -56,7 +56,7 @@ fn duplicate_keys_keep_the_last_value() {
     let (root, diags) = parse_ok("k: 1\nk: 2\n");
     assert_eq!(
         root.get("k").unwrap().as_scalar().unwrap().value,
-        Value::Int(2)
+        Value::Int(2.into())
     );
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].rule, Rule::DuplicateKey);
@@ -74,7 +74,7 @@ fn merge_keys_follow_pyyaml() {
     let item = root.get("item").unwrap();
     assert_eq!(
         item.get("x").unwrap().as_scalar().unwrap().value,
-        Value::Int(5)
+        Value::Int(5.into())
     );
     assert_eq!(item.get("name").unwrap().as_str(), Some("q"));
 }

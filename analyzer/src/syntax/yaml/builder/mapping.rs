@@ -61,6 +61,7 @@ impl Builder<'_> {
                 .unwrap_or(true)
         });
         merged.extend(explicit);
+        merged.shrink_to_fit(); // held until validated, like every collection
         merged
     }
 

@@ -35,18 +35,23 @@ struct Anchored {
     height: usize,
 }
 
+/// An open collection. Its finished children wait on the builder's shared
+/// `items`/`entries` stacks from the index it records, so a collection's
+/// children are moved once into a vector of their exact size when it ends:
+/// no per-collection vector grows by doubling and is shrunk again (most of
+/// the allocation and page faults of a large file's tree).
 enum Frame {
     Seq {
         start: u32,
         flow: bool,
         anchor: usize,
-        items: Vec<Node>,
+        items_from: usize,
     },
     Map {
         start: u32,
         flow: bool,
         anchor: usize,
-        entries: Vec<Entry>,
+        entries_from: usize,
         pending_key: Option<Node>,
         /// Merge sources (`<<: *base`) in source order.
         merges: Vec<Node>,
@@ -66,6 +71,10 @@ pub(super) struct Builder<'t> {
     file: FileId,
     pub(super) diagnostics: Vec<Diagnostic>,
     stack: Vec<Frame>,
+    /// Finished children of the open sequences, innermost last.
+    items: Vec<Node>,
+    /// Finished entries of the open mappings, innermost last.
+    entries: Vec<Entry>,
     /// Anchored nodes with their size (for MZ003) and height (for MZ008).
     anchors: HashMap<usize, Anchored>,
     expansion: usize,
@@ -97,6 +106,8 @@ impl<'t> Builder<'t> {
             file,
             diagnostics: Vec::new(),
             stack: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
             anchors: HashMap::default(),
             expansion: 0,
             expansion_reported: false,
@@ -277,7 +288,7 @@ impl<'t> Builder<'t> {
                     start: range.start,
                     flow: self.is_flow(range.start, b'['),
                     anchor,
-                    items: Vec::new(),
+                    items_from: self.items.len(),
                 });
             }
             Event::MappingStart(anchor, tag) => {
@@ -289,7 +300,7 @@ impl<'t> Builder<'t> {
                     start: range.start,
                     flow: self.is_flow(range.start, b'{'),
                     anchor,
-                    entries: Vec::new(),
+                    entries_from: self.entries.len(),
                     pending_key: None,
                     merges: Vec::new(),
                     merge_pending: false,
@@ -300,12 +311,10 @@ impl<'t> Builder<'t> {
                     start,
                     flow,
                     anchor,
-                    mut items,
+                    items_from,
                 }) = self.stack.pop()
                 {
-                    // The tree is held until validated: no room left over
-                    // from growing (a third of a large file's tree).
-                    items.shrink_to_fit();
+                    let items: Vec<Node> = self.items.drain(items_from..).collect();
                     let end = if flow {
                         range.end
                     } else {
@@ -324,11 +333,12 @@ impl<'t> Builder<'t> {
                     start,
                     flow,
                     anchor,
-                    entries,
+                    entries_from,
                     merges,
                     ..
                 }) = self.stack.pop()
                 {
+                    let entries: Vec<Entry> = self.entries.drain(entries_from..).collect();
                     let end = if flow {
                         range.end
                     } else {
@@ -337,8 +347,7 @@ impl<'t> Builder<'t> {
                             .map(|e| e.value.range.end.max(e.key.range.end))
                             .unwrap_or(range.start)
                     };
-                    let mut entries = self.apply_merges(entries, merges);
-                    entries.shrink_to_fit();
+                    let entries = self.apply_merges(entries, merges);
                     self.report_duplicates(&entries);
                     let node = Node {
                         range: TextRange::new(start, end.max(start)),
@@ -406,9 +415,8 @@ impl<'t> Builder<'t> {
                     self.root = Some(node);
                 }
             }
-            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Seq { .. }) => self.items.push(node),
             Some(Frame::Map {
-                entries,
                 pending_key,
                 merges,
                 merge_pending,
@@ -418,7 +426,7 @@ impl<'t> Builder<'t> {
                     *merge_pending = false;
                     merges.push(node);
                 } else if let Some(key) = pending_key.take() {
-                    entries.push(Entry { key, value: node });
+                    self.entries.push(Entry { key, value: node });
                 } else {
                     let unhashable = matches!(node.kind, NodeKind::Seq(_) | NodeKind::Map(_));
                     let range = node.range;
