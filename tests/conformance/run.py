@@ -20,8 +20,13 @@
    (CPython's parser and compiler); mzk's MZ504 must agree on each verdict
    and be on CPython's line for at least 90% of the parse errors.
 
-Stdlib only. Exit 0 on agreement (or a clear SKIP when PyPI is unreachable and
-nothing is cached), 1 on disagreement, 2 on a harness failure.
+Stdlib only. Exit 0 on agreement, 1 on disagreement, 2 on a harness failure,
+3 when PyPI is unreachable and nothing is cached (the reference cannot be had;
+the tests decide whether that skips or fails).
+
+Output contract: stdout carries only the answer (the report, or the one path
+`--print-corpus`/`--print-python` asks for); progress and errors go to stderr,
+so a program that reads stdout never sees a log line.
 """
 import argparse
 import collections
@@ -54,8 +59,19 @@ NETWORK_MARKERS = (
 )
 
 
+# The exit status that says "the reference cannot be had" (PyPI unreachable
+# and nothing cached), told apart from a failure of the harness (2).
+UNREACHABLE = 3
+
+
 def log(message):
+    """A line of the report: stdout."""
     print(message, flush=True)
+
+
+def note(message):
+    """Progress and errors: stderr, never mixed into the answer on stdout."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def cache_dir():
@@ -70,11 +86,11 @@ def run(cmd, **kwargs):
 def pip_failed(what, result):
     output = (result.stdout or "") + (result.stderr or "")
     if any(marker in output for marker in NETWORK_MARKERS):
-        log(f"SKIP: the PyPI registry is unreachable, so mozaiks=={VERSION} could not be {what}; "
-            "the conformance suite needs it once (it is cached afterwards).")
-        log(output.strip().splitlines()[-1] if output.strip() else "")
-        sys.exit(0)
-    log(f"error: pip could not get mozaiks=={VERSION} ({what}):\n{output}")
+        note(f"SKIP: the PyPI registry is unreachable, so mozaiks=={VERSION} could not be {what}; "
+             "the conformance suite needs it once (it is cached afterwards).")
+        note(output.strip().splitlines()[-1] if output.strip() else "")
+        sys.exit(UNREACHABLE)
+    note(f"error: pip could not get mozaiks=={VERSION} ({what}):\n{output}")
     sys.exit(2)
 
 
@@ -94,11 +110,11 @@ def _ensure_reference(cache):
     python = venv / "bin" / "python"
     ok = python.exists() and run([str(python), "-c", "import mozaiksai, yaml"]).returncode == 0
     if not ok:
-        log(f"installing mozaiks=={VERSION} from PyPI into {venv} (once)")
+        note(f"installing mozaiks=={VERSION} from PyPI into {venv} (once)")
         shutil.rmtree(venv, ignore_errors=True)
         result = run([sys.executable, "-m", "venv", str(venv)])
         if result.returncode != 0:
-            log(f"error: cannot create a virtualenv: {result.stderr}")
+            note(f"error: cannot create a virtualenv: {result.stderr}")
             sys.exit(2)
         result = run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                       "--timeout", "30", f"mozaiks=={VERSION}"])
@@ -106,7 +122,7 @@ def _ensure_reference(cache):
             pip_failed("installed", result)
     corpus = cache / "corpus" / "workflows"
     if not corpus.is_dir():
-        log(f"unpacking the bundles shipped in the mozaiks=={VERSION} wheel")
+        note(f"unpacking the bundles shipped in the mozaiks=={VERSION} wheel")
         with tempfile.TemporaryDirectory() as tmp:
             result = run([str(python), "-m", "pip", "download", "-q", "--disable-pip-version-check",
                           "--no-deps", "--timeout", "30", f"mozaiks=={VERSION}", "-d", tmp])
@@ -162,7 +178,7 @@ def reference_verdicts(python, root, folders):
         env = dict(os.environ, MOZAIKS_WORKFLOWS_PATH=str(root))
         result = run([str(python), str(HERE / "reference.py"), *[str(root / f) for f in todo]], env=env)
         if result.returncode != 0:
-            log(f"error: the reference validator failed:\n{result.stderr}")
+            note(f"error: the reference validator failed:\n{result.stderr}")
             sys.exit(2)
         for line in result.stdout.splitlines():
             record = json.loads(line)
@@ -176,7 +192,7 @@ def mzk_diagnostics(mzk, root):
     """{bundle folder name: [diagnostic]} for every bundle under root."""
     result = run([str(mzk), "check", ".", "--output-format", "json"], cwd=root)
     if result.returncode not in (0, 1):
-        log(f"error: mzk check failed ({result.returncode}):\n{result.stderr}")
+        note(f"error: mzk check failed ({result.returncode}):\n{result.stderr}")
         sys.exit(2)
     report = json.loads(result.stdout)
     grouped = collections.defaultdict(list)
@@ -214,11 +230,11 @@ def check_schemas(mzk, schema_check, work, mutants, verdicts):
     try:
         result = run([str(mzk), "schema", "--out", str(schemas)])
         if result.returncode != 0:
-            log(f"error: mzk schema failed:\n{result.stderr}")
+            note(f"error: mzk schema failed:\n{result.stderr}")
             sys.exit(2)
         result = run([str(schema_check), str(schemas), *[str(work / m["folder"]) for m in mutants]])
         if result.returncode != 0:
-            log(f"error: mzk-schema-check failed:\n{result.stderr}")
+            note(f"error: mzk-schema-check failed:\n{result.stderr}")
             sys.exit(2)
     finally:
         shutil.rmtree(schemas, ignore_errors=True)
@@ -299,7 +315,7 @@ def load_allowlist():
             continue
         mid, _, reason = line.partition(" ")
         if not reason.strip():
-            log(f"error: allowlist entry `{mid}` has no reason")
+            note(f"error: allowlist entry `{mid}` has no reason")
             sys.exit(2)
         allowed[mid] = reason.strip()
     return allowed
@@ -359,7 +375,7 @@ def main():
                   "--shared", str(corpus / "_shared"),
                   "--count", str(args.count), "--seed", str(args.seed)])
     if result.returncode != 0:
-        log(f"error: mutate.py failed:\n{result.stderr}")
+        note(f"error: mutate.py failed:\n{result.stderr}")
         sys.exit(2)
     mutants = [json.loads(line) for line in result.stdout.splitlines()]
     verdicts = reference_verdicts(python, work, [m["folder"] for m in mutants])

@@ -31,34 +31,98 @@ pub fn misspelt_target(graph_text: &str) -> String {
     )
 }
 
-/// The real bundles of mozaiks 0.2.0 (its workflows folder), fetched as the
-/// conformance suite fetches them (`tests/conformance/run.py --print-corpus`:
-/// from PyPI, cached under ~/.cache/mzk). When they cannot be had: `None`
-/// after [`reference_missing`], which fails the test in the test command.
-pub fn corpus() -> Option<PathBuf> {
-    static CORPUS: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    let found = CORPUS.get_or_init(|| {
-        let output = std::process::Command::new("python3")
-            .arg(repo().join("tests/conformance/run.py"))
-            .arg("--print-corpus")
-            .output()
-            .map_err(|e| format!("python3 could not be run: {e}"))?;
-        let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
-        if output.status.success() && path.join("AppGenerator/orchestrator.yaml").is_file() {
-            Ok(path)
-        } else {
-            Err(String::from_utf8_lossy(&output.stderr).into_owned())
-        }
-    });
-    match found {
+/// What `tests/conformance/run.py FLAG` answers (`--print-corpus`,
+/// `--print-python`): the one path its stdout holds, which must exist. The
+/// script installs the reference from PyPI on first use (cached under
+/// `MZK_CACHE`, default ~/.cache/mzk) and logs to stderr only, so stdout is
+/// the answer alone; anything else there is an error, reported with the
+/// exit status and both streams.
+/// `cache` overrides `MZK_CACHE` (a fresh folder proves the first-run path).
+pub fn reference_answer(flag: &str, cache: Option<&Path>) -> Result<PathBuf, ReferenceError> {
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg(repo().join("tests/conformance/run.py"))
+        .arg(flag);
+    if let Some(cache) = cache {
+        command.env("MZK_CACHE", cache);
+    }
+    let output = command
+        .output()
+        .map_err(|e| ReferenceError::Broken(format!("python3 could not be run: {e}")))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let shown = || {
+        format!(
+            "tests/conformance/run.py {flag} exited with {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+            output.status
+        )
+    };
+    // run.py's status for "PyPI unreachable and nothing cached".
+    if output.status.code() == Some(3) {
+        return Err(ReferenceError::Unreachable(shown()));
+    }
+    let answer = stdout.strip_suffix('\n').unwrap_or(&stdout);
+    if !output.status.success() || answer.is_empty() || answer.contains('\n') {
+        return Err(ReferenceError::Broken(format!(
+            "expected exactly one line, a path, on stdout: {}",
+            shown()
+        )));
+    }
+    let path = PathBuf::from(answer);
+    if !path.exists() {
+        return Err(ReferenceError::Broken(format!(
+            "stdout names no existing path: {}",
+            shown()
+        )));
+    }
+    Ok(path)
+}
+
+/// Why [`reference_answer`] has no path.
+#[derive(Debug, Clone)]
+pub enum ReferenceError {
+    /// PyPI could not be reached and nothing was cached: a skip outside the
+    /// test command, a failure inside it ([`reference_missing`]).
+    Unreachable(String),
+    /// The script answered something other than one existing path: always a
+    /// failure, since it is a defect of the harness, not of the network.
+    Broken(String),
+}
+
+/// The reference's answer to `flag`, memoised per test process: `None` after
+/// [`reference_missing`] when PyPI is unreachable; a panic when the harness
+/// answered wrongly.
+fn reference_once(
+    cell: &'static std::sync::OnceLock<Result<PathBuf, ReferenceError>>,
+    flag: &str,
+) -> Option<PathBuf> {
+    match cell.get_or_init(|| reference_answer(flag, None)) {
         Ok(path) => Some(path.clone()),
-        Err(why) => {
+        Err(ReferenceError::Unreachable(why)) => {
             reference_missing(&format!(
-                "the real bundles of mozaiks 0.2.0 could not be fetched (tests/conformance/run.py --print-corpus): {why}"
+                "mozaiks 0.2.0 could not be installed from PyPI for `{flag}`: {why}"
             ));
             None
         }
+        Err(ReferenceError::Broken(why)) => panic!("{why}"),
     }
+}
+
+/// The real bundles of mozaiks 0.2.0 (its workflows folder), fetched as the
+/// conformance suite fetches them (`tests/conformance/run.py --print-corpus`:
+/// from PyPI, cached under ~/.cache/mzk).
+pub fn corpus() -> Option<PathBuf> {
+    static CORPUS: std::sync::OnceLock<Result<PathBuf, ReferenceError>> =
+        std::sync::OnceLock::new();
+    reference_once(&CORPUS, "--print-corpus")
+}
+
+/// The Python of the reference's virtualenv (mozaiks 0.2.0 and PyYAML
+/// installed), from `tests/conformance/run.py --print-python`.
+pub fn reference_python() -> Option<PathBuf> {
+    static PYTHON: std::sync::OnceLock<Result<PathBuf, ReferenceError>> =
+        std::sync::OnceLock::new();
+    reference_once(&PYTHON, "--print-python")
 }
 
 /// Every file under `root` (folders walked with an explicit stack), by its

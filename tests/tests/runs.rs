@@ -2,7 +2,7 @@
 //! process, a run killed mid-call keeps its history (marked interrupted),
 //! a failed run's history is intact, a bundle with errors is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -502,29 +502,13 @@ fn mzk_test_reports_each_scenario_and_transition_coverage() {
     );
 }
 
-/// What `tests/conformance/run.py --print-…` prints, when the reference
-/// could be installed (PyPI reachable, or cached).
-fn reference(what: &str) -> Option<PathBuf> {
-    let output = Command::new("python3")
-        .arg(repo().join("tests/conformance/run.py"))
-        .arg(what)
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
-    path.exists().then_some(path)
-}
-
 /// The smoke bundles shipped in the mozaiks 0.2.0 wheel run offline with
 /// their own smoke files, their tools importing the real mozaiks package
 /// (installed from PyPI by the conformance harness): the UI tool round trip
 /// is answered by smoke_responses.json.
 #[test]
 fn the_real_smoke_bundles_run_with_their_smoke_files_and_mozaiks_installed() {
-    let (Some(corpus), Some(python)) = (reference("--print-corpus"), reference("--print-python"))
-    else {
-        mzk_tests::reference_missing(
-            "mozaiks 0.2.0 could not be installed (PyPI unreachable and nothing cached)",
-        );
+    let (Some(corpus), Some(python)) = (mzk_tests::corpus(), mzk_tests::reference_python()) else {
         return;
     };
     let root = Scratch::new("runs-smoke");
