@@ -13,6 +13,10 @@ from pathlib import Path
 
 
 def main(paths):
+    # Stdout carries the JSON lines alone: whatever mozaiks and its
+    # dependencies print while importing or validating goes to stderr.
+    answer = sys.stdout
+    sys.stdout = sys.stderr
     logging.disable(logging.CRITICAL)
     from mozaiksai.core.workflow.workflow_manager import UnifiedWorkflowManager
 
@@ -26,7 +30,7 @@ def main(paths):
         except Exception as err:  # the reference crashed: that is a rejection, say so
             verdict = {"valid": False, "errors": [f"reference crashed: {type(err).__name__}: {err}"]}
         verdict["ms"] = round((time.perf_counter() - started) * 1000, 2)
-        print(json.dumps({"bundle": bundle.name, **verdict}), flush=True)
+        print(json.dumps({"bundle": bundle.name, **verdict}), file=answer, flush=True)
 
 
 if __name__ == "__main__":

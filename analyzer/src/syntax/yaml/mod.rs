@@ -69,9 +69,18 @@ pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> Yam
     // breaks blanked out, which keeps every offset; their values are then
     // read from the original text.
     let mut parsed: Cow<str> = Cow::Borrowed(body);
+    // A BOM inside the document is an ordinary character to PyYAML (part of
+    // a plain scalar, say), while saphyr (YAML 1.2) refuses it: saphyr reads
+    // a stand-in of the same length, one the text does not contain, and
+    // scalar values get the BOM back.
+    let bom_stand_in = bom_stand_in(body);
+    if let Some(stand_in) = bom_stand_in {
+        parsed = Cow::Owned(body.replace('\u{feff}', stand_in.encode_utf8(&mut [0; 4])));
+    }
     let mut rewritten = Vec::new();
     loop {
         let mut builder = Builder::new(&parsed, body, bom as u32, file, &rewritten);
+        builder.bom_stand_in = bom_stand_in;
         let outcome = builder.run();
         match outcome {
             Err(Stop::AcceptQuoted { start, end }) if rewritten.len() < MAX_REWRITTEN_SCALARS => {
@@ -100,6 +109,16 @@ pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> Yam
             }
         }
     }
+}
+
+/// A character for saphyr to read in place of each BOM inside the document
+/// (`None` when there is none): a private-use one of the same UTF-8 length
+/// that the text does not hold, so that it maps back without doubt.
+fn bom_stand_in(body: &str) -> Option<char> {
+    if !body.contains('\u{feff}') {
+        return None;
+    }
+    ('\u{e000}'..='\u{f8ff}').find(|&c| !body.contains(c))
 }
 
 /// PyYAML's reader refuses everything outside

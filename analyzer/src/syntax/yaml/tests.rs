@@ -207,3 +207,25 @@ fn a_forbidden_character_is_found_wherever_it_stands() {
     }
     assert_eq!(super::forbidden_char(&"abc ".repeat(100)), None);
 }
+
+/// A BOM inside the document is an ordinary character to PyYAML (copy-paste
+/// from Windows editors leaves them in prompts); only the one at offset 0 is
+/// skipped. Found by the differential test against PyYAML.
+#[test]
+fn a_bom_inside_the_document_is_text() {
+    let text = "prompt: Hello\u{feff} world\nkey\u{feff}: 'q\u{feff}'\nother: \u{e000}\n";
+    let (root, diags) = parse_ok(text);
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(
+        root.get("prompt").unwrap().as_str(),
+        Some("Hello\u{feff} world")
+    );
+    assert_eq!(root.get("key\u{feff}").unwrap().as_str(), Some("q\u{feff}"));
+    // The text's own private-use characters stay what they are.
+    assert_eq!(root.get("other").unwrap().as_str(), Some("\u{e000}"));
+    let value = root.get("prompt").unwrap().range;
+    assert_eq!(
+        &text[value.start as usize..value.end as usize],
+        "Hello\u{feff} world"
+    );
+}

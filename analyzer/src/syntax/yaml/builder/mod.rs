@@ -88,6 +88,9 @@ pub(super) struct Builder<'t> {
     skipping: usize,
     /// Set when a structural problem makes the document unusable.
     pub(super) stopped: bool,
+    /// What `text` holds in place of each BOM inside the document (see
+    /// `yaml::bom_stand_in`): scalar values get the BOM back.
+    pub(super) bom_stand_in: Option<char>,
 }
 
 impl<'t> Builder<'t> {
@@ -116,6 +119,7 @@ impl<'t> Builder<'t> {
             exempt: Vec::new(),
             skipping: 0,
             stopped: false,
+            bom_stand_in: None,
         }
     }
 
@@ -201,6 +205,12 @@ impl<'t> Builder<'t> {
                             .unwrap_or(text.into_owned()),
                     ),
                     false => text,
+                };
+                let text = match self.bom_stand_in {
+                    Some(stand_in) if text.contains(stand_in) => {
+                        Cow::Owned(text.replace(stand_in, "\u{feff}"))
+                    }
+                    _ => text,
                 };
                 let Some(node) = self.scalar(&text, style, tag.as_deref(), range, is_key) else {
                     return; // a merge key: its value is collected as a merge source
