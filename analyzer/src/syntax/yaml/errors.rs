@@ -311,6 +311,25 @@ pub(super) fn name_error(text: &str, at: usize) -> Option<(usize, String)> {
     ))
 }
 
+/// Where the anchor (`&`) of an anchored node whose properties start at
+/// `start` is written: there, or after its tag (`!tag &name`).
+pub(super) fn anchor_at(text: &str, start: usize) -> Option<usize> {
+    let rest = text.get(start..)?;
+    if rest.starts_with('&') {
+        return Some(start);
+    }
+    if !rest.starts_with('!') {
+        return None;
+    }
+    let tag_end = rest.find([' ', '\t', '\n', '\r'])?;
+    let gap = rest[tag_end..].len()
+        - rest[tag_end..]
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .len();
+    let at = start + tag_end + gap;
+    text[at..].starts_with('&').then_some(at)
+}
+
 /// Python's `repr` of a one-character string, as PyYAML's messages show it.
 fn py_repr(ch: char) -> String {
     match ch {
@@ -360,6 +379,9 @@ mod tests {
         assert_eq!(name_error("a: &\n", 3).map(|e| e.0), Some(4));
         assert_eq!(name_error("a: *x.y\n", 3).map(|e| e.0), Some(5));
         assert_eq!(name_error("a: &ok b\n", 3), None);
+        assert_eq!(anchor_at("a: &b.c z", 3), Some(3));
+        assert_eq!(anchor_at("a: !t\n  &b.c z", 3), Some(8));
+        assert_eq!(anchor_at("a: !t&x z", 3), None);
         let (at, message) = explained(
             "a: b\n- c\n",
             "while parsing a block mapping, did not find expected key",

@@ -229,3 +229,31 @@ fn a_bom_inside_the_document_is_text() {
         "Hello\u{feff} world"
     );
 }
+
+/// PyYAML's anchor names are ASCII letters, digits, `-` and `_` (saphyr
+/// takes any non-space characters); the error is at the first other
+/// character, as PyYAML reports it. Found by the differential test.
+#[test]
+fn anchor_names_are_pyyaml_names() {
+    for (text, at) in [
+        ("a: &x.y 1\n", 5),
+        ("a: &é [1]\n", 4),
+        ("a:\n  - &ok 1\n  - &n|o\n    b: 2\n", 19),
+        ("a: &ok # &not.this\n  b: 1\n", usize::MAX),
+    ] {
+        let mut diags = Vec::new();
+        parse(text, FileId(0), &mut diags);
+        let first = diags.iter().find(|d| d.rule == Rule::YamlSyntax);
+        match at {
+            usize::MAX => assert!(first.is_none(), "{text:?}: {diags:?}"),
+            at => {
+                let first = first.unwrap_or_else(|| panic!("{text:?}: no error"));
+                assert_eq!(first.range.start as usize, at, "{text:?}: {first:?}");
+                assert!(
+                    first.message.contains("while scanning an anchor"),
+                    "{first:?}"
+                );
+            }
+        }
+    }
+}

@@ -165,6 +165,23 @@ impl<'t> Builder<'t> {
 
     fn event(&mut self, event: Event<'_>, span: Span) {
         let range = self.offsets.range(&span);
+        // saphyr (YAML 1.2) takes any non-space characters as an anchor's
+        // name; PyYAML only ASCII letters, digits, `-` and `_`, then an end.
+        let anchored = match &event {
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(anchor, _)
+            | Event::MappingStart(anchor, _) => *anchor != 0,
+            _ => false,
+        };
+        if anchored && self.skipping == 0 {
+            let start = self.offsets.local(range.start);
+            if let Some((at, message)) =
+                errors::anchor_at(self.text, start).and_then(|at| errors::name_error(self.text, at))
+            {
+                self.refuse(at as u32, format!("{message}{}", errors::FIX));
+                return;
+            }
+        }
         if self.skipping > 0 {
             match event {
                 Event::SequenceStart(..) | Event::MappingStart(..) => self.skipping += 1,
