@@ -49,8 +49,3 @@ pub const MAX_VALUE_DEPTH: usize = 128;
 /// the expression parser and evaluator), and less in a release build. The
 /// 2 MiB that Rust and tokio give other threads by default is not enough.
 pub const THREAD_STACK_BYTES: usize = 8 << 20;
-
-/// Quoted scalars per YAML file that PyYAML accepts and saphyr refuses
-/// (continuation lines indented less than YAML 1.2 asks): each costs one more
-/// parse of the file, so past this many the next is reported as an error.
-pub const MAX_REWRITTEN_SCALARS: usize = 16;

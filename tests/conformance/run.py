@@ -47,6 +47,9 @@ import syntax
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 VERSION = "0.2.0"
+# mozaiks 0.2.0 takes any PyYAML; mzk reads YAML by the rules of this one
+# (the newest, what a fresh install gets), so the oracle cannot drift.
+PYYAML = "6.0.4"
 NETWORK_MARKERS = (
     "NewConnectionError",
     "Failed to establish a new connection",
@@ -108,7 +111,8 @@ def ensure_reference(cache):
 def _ensure_reference(cache):
     venv = cache / "venv"
     python = venv / "bin" / "python"
-    ok = python.exists() and run([str(python), "-c", "import mozaiksai, yaml"]).returncode == 0
+    ok = python.exists() and run([str(python), "-c", "import mozaiksai, yaml; "
+                                  f"assert yaml.__version__ == {PYYAML!r}"]).returncode == 0
     if not ok:
         note(f"installing mozaiks=={VERSION} from PyPI into {venv} (once)")
         shutil.rmtree(venv, ignore_errors=True)
@@ -117,7 +121,7 @@ def _ensure_reference(cache):
             note(f"error: cannot create a virtualenv: {result.stderr}")
             sys.exit(2)
         result = run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                      "--timeout", "30", f"mozaiks=={VERSION}"])
+                      "--timeout", "30", f"mozaiks=={VERSION}", f"PyYAML=={PYYAML}"])
         if result.returncode != 0:
             pip_failed("installed", result)
     corpus = cache / "corpus" / "workflows"

@@ -3,7 +3,7 @@
 //! stdin and writes one JSON line per document on stdout, in the same order:
 //!
 //! - `{"id", "error": INDEX, "code", "message"}` when mzk refuses the text
-//!   (an error from the YAML layer; INDEX counts characters from the start
+//!   (the YAML layer's first error; INDEX counts characters from the start
 //!   of the text, as PyYAML's `Mark.index` does), or
 //! - `{"id", "value": V}` with the value mzk reads, in the typed form the
 //!   PyYAML side writes too: `null`, a JSON string for `str`, and
@@ -39,10 +39,10 @@ fn main() {
 fn read(text: &str) -> Json {
     let mut diagnostics = Vec::new();
     let document = parse(text, FileId(0), &mut diagnostics);
-    let refusal = diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .min_by_key(|d| d.range.start);
+    // The YAML layer reports at most one syntax error, which stops it, and
+    // the values it cannot construct in the order PyYAML meets them: its
+    // first error is the one PyYAML raises.
+    let refusal = diagnostics.iter().find(|d| d.severity == Severity::Error);
     if let Some(error) = refusal {
         let index = text[..error.range.start as usize].chars().count();
         return json!({"error": index, "code": error.rule.code(), "message": error.message});

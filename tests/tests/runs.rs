@@ -70,7 +70,11 @@ fn event_types(shown: &Value) -> Vec<String> {
 fn a_paused_run_resumes_in_another_process_with_its_history() {
     let root = fixture_copy("PauseResume", "resume");
     // The scripted model, without the user's replies or an expected outcome.
-    std::fs::write(root.join("model.yaml"), "responses:\n  A: [question?]\n").unwrap();
+    std::fs::write(
+        root.join("model.yaml"),
+        "responses:\n  A: [\"question?\"]\n",
+    )
+    .unwrap();
     let scenario = "model.yaml";
     let out = mzk(
         &["run", "PauseResume", "--scenario", scenario, "--json"],

@@ -255,9 +255,9 @@ pub fn resolve_plain(text: &str, is_key: bool) -> Result<Resolved, ScalarError> 
         return construct_int(text).map(Resolved::Value);
     }
     if is_float(text) {
-        return Ok(Resolved::Value(Value::Float(construct_float(text))));
+        return construct_float(text).map(Resolved::Value);
     }
-    if let Some(ts) = timestamp(text) {
+    if let Some(ts) = timestamp(text, false) {
         return ts.map(Resolved::Value);
     }
     Ok(Resolved::Value(Value::Str(text.to_string())))
@@ -282,28 +282,12 @@ pub fn resolve_tagged(text: &str, suffix: &str) -> Result<Value, ScalarError> {
                 ScalarError(format!("invalid literal for int() with base 10: '{text}'"))
             })
         }
-        "float" => {
-            let cleaned = text.replace('_', "").to_ascii_lowercase();
-            let value = match cleaned.trim_start_matches(['+', '-']) {
-                ".inf" | "inf" => Some(f64::INFINITY),
-                ".nan" | "nan" => Some(f64::NAN),
-                _ => cleaned.parse::<f64>().ok(),
-            };
-            match value {
-                Some(v) if cleaned.starts_with('-') && v.is_infinite() => {
-                    Ok(Value::Float(f64::NEG_INFINITY))
-                }
-                Some(v) => Ok(Value::Float(v)),
-                None => Err(ScalarError(format!(
-                    "could not convert string to float: '{text}'"
-                ))),
-            }
-        }
-        "timestamp" => match timestamp(text) {
+        "float" => construct_float(text),
+        "timestamp" => match timestamp(text, true) {
             Some(result) => result,
             None => Err(ScalarError(format!("'{text}' is not a timestamp"))),
         },
-        "binary" => Ok(Value::Binary(decode_base64(text))),
+        "binary" => decode_base64(text).map(Value::Binary),
         _ => Err(ScalarError(format!(
             "could not determine a constructor for the tag '!!{suffix}'"
         ))),
@@ -371,27 +355,35 @@ fn is_sexagesimal_part(part: &str) -> bool {
     }
 }
 
+/// PyYAML's `construct_yaml_int`: underscores dropped, one sign taken off,
+/// then `0`, `0b…`, `0x…`, `0…` (octal), base 60 (`1:30`), or decimal,
+/// each read by Python's `int(text, base)`.
 fn construct_int(text: &str) -> Result<Value, ScalarError> {
     let cleaned = text.replace('_', "");
     let (negative, body) = strip_sign(&cleaned);
-    let invalid = |base: u32| {
-        ScalarError(format!(
-            "invalid literal for int() with base {base}: '{}'",
-            body.get(2..).unwrap_or("")
-        ))
+    let read = |digits: &str, base: u32| {
+        python_int(digits, base).ok_or_else(|| {
+            ScalarError(format!(
+                "invalid literal for int() with base {base}: '{digits}'"
+            ))
+        })
     };
-    let (digits, radix) = if body == "0" {
-        return Ok(Value::Int(Integer::new(0)));
+    let magnitude = if body == "0" {
+        PythonInt::Small(0)
     } else if let Some(rest) = body.strip_prefix("0b") {
-        (rest, 2)
+        read(rest, 2)?
     } else if let Some(rest) = body.strip_prefix("0x") {
-        (rest, 16)
+        read(rest, 16)?
     } else if body.starts_with('0') {
-        (body, 8)
+        read(body, 8)?
     } else if body.contains(':') {
         let mut total: i128 = 0;
         for part in body.split(':') {
-            let n: i128 = part.parse().map_err(|_| invalid(10))?;
+            let PythonInt::Small(n) = read(part, 10)? else {
+                return Err(ScalarError(
+                    "integer too large for this analyzer's resolution".into(),
+                ));
+            };
             total = total
                 .checked_mul(60)
                 .and_then(|t| t.checked_add(n))
@@ -399,29 +391,58 @@ fn construct_int(text: &str) -> Result<Value, ScalarError> {
                     ScalarError("integer too large for this analyzer's resolution".into())
                 })?;
         }
-        return Ok(Value::Int(Integer::new(if negative {
-            -total
-        } else {
-            total
-        })));
+        PythonInt::Small(total)
+    } else if body.is_empty() {
+        return Err(ScalarError("string index out of range".into()));
     } else {
         if body.len() > 4300 {
             return Err(ScalarError(
                 "Exceeds the limit (4300 digits) for integer string conversion".into(),
             ));
         }
-        (body, 10)
+        read(body, 10)?
     };
-    if digits.is_empty() {
-        return Err(invalid(radix));
-    }
-    match i128::from_str_radix(digits, radix) {
-        Ok(n) => Ok(Value::Int(Integer::new(if negative { -n } else { n }))),
-        Err(_) if digits.bytes().all(|b| (b as char).is_digit(radix)) => Ok(Value::BigInt(
-            format!("{}{}", if negative { "-" } else { "" }, body),
+    Ok(match magnitude {
+        PythonInt::Small(n) => Value::Int(Integer::new(if negative { -n } else { n })),
+        PythonInt::Big(inner, digits) => Value::BigInt(format!(
+            "{}{digits}",
+            if negative != inner { "-" } else { "" }
         )),
-        Err(_) => Err(invalid(radix)),
+    })
+}
+
+/// What Python's `int(text, base)` reads, past what 128 bits hold kept as
+/// its digits.
+enum PythonInt {
+    Small(i128),
+    /// Negative, and the digits.
+    Big(bool, String),
+}
+
+/// Python's `int(text, base)` without underscores: surrounding white space,
+/// an optional sign, the base's own prefix (`0b`, `0o`, `0x`), digits.
+fn python_int(text: &str, base: u32) -> Option<PythonInt> {
+    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c));
+    let (negative, unsigned) = strip_sign(trimmed);
+    let prefix = match base {
+        2 => Some("0b"),
+        8 => Some("0o"),
+        16 => Some("0x"),
+        _ => None,
+    };
+    let digits = match prefix {
+        Some(prefix) if unsigned.len() >= 2 && unsigned[..2].eq_ignore_ascii_case(prefix) => {
+            &unsigned[2..]
+        }
+        _ => unsigned,
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(base)) {
+        return None;
     }
+    Some(match i128::from_str_radix(digits, base) {
+        Ok(n) => PythonInt::Small(if negative { -n } else { n }),
+        Err(_) => PythonInt::Big(negative, digits.to_string()),
+    })
 }
 
 /// PyYAML 6 float resolver (YAML 1.1): a dot is required, an exponent needs a sign.
@@ -433,13 +454,15 @@ fn is_float(text: &str) -> bool {
         ".nan" | ".NaN" | ".NAN" => return !signed,
         _ => {}
     }
-    // `\.[0-9_]+(exp)?` takes no sign.
+    // `\.[0-9][0-9_]*(exp)?` takes no sign (`._` is text).
     if let Some(rest) = body.strip_prefix('.') {
         if signed {
             return false;
         }
         let (frac, exp) = split_exponent(rest);
-        return all(frac, |b| b.is_ascii_digit() || b == b'_') && exp.is_none_or(valid_exponent);
+        return frac.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            && all(frac, |b| b.is_ascii_digit() || b == b'_')
+            && exp.is_none_or(valid_exponent);
     }
     let bytes = body.as_bytes();
     if bytes.is_empty() || !bytes[0].is_ascii_digit() {
@@ -482,32 +505,67 @@ fn valid_exponent(exp: &str) -> bool {
     matches!(exp.as_bytes().first(), Some(b'+' | b'-')) && all(&exp[1..], |b| b.is_ascii_digit())
 }
 
-fn construct_float(text: &str) -> f64 {
-    let cleaned = text.replace('_', "").to_ascii_lowercase();
-    let (negative, body) = strip_sign(&cleaned);
-    let value = if body == ".inf" {
-        f64::INFINITY
-    } else if body == ".nan" {
-        f64::NAN
-    } else if body.contains(':') {
-        let mut total = 0.0;
-        for part in body.split(':') {
-            total = total * 60.0 + part.parse::<f64>().unwrap_or(0.0);
-        }
-        total
-    } else {
-        body.parse::<f64>().unwrap_or(f64::NAN)
+/// PyYAML's `construct_yaml_float`: underscores dropped, lower-cased, one
+/// sign taken off, then `.inf`, `.nan`, base 60 (`1:30.5`), or Python's
+/// `float()` of the rest.
+fn construct_float(text: &str) -> Result<Value, ScalarError> {
+    let value = text.replace('_', "").to_lowercase();
+    let (sign, body) = match value.as_bytes().first() {
+        None => return Err(ScalarError("string index out of range".into())),
+        Some(b'-') => (-1.0, &value[1..]),
+        Some(b'+') => (1.0, &value[1..]),
+        Some(_) => (1.0, value.as_str()),
     };
-    if negative {
-        -value
-    } else {
-        value
+    let float = |part: &str| {
+        python_float(part)
+            .ok_or_else(|| ScalarError(format!("could not convert string to float: '{part}'")))
+    };
+    let magnitude = match body {
+        ".inf" => f64::INFINITY,
+        ".nan" => return Ok(Value::Float(f64::NAN)),
+        _ if body.contains(':') => {
+            // Summed from the last part up, as PyYAML does (the same rounding).
+            let mut total = 0.0;
+            let mut base = 1.0;
+            for part in body.rsplit(':') {
+                total += float(part)? * base;
+                base *= 60.0;
+            }
+            total
+        }
+        _ => float(body)?,
+    };
+    Ok(Value::Float(sign * magnitude))
+}
+
+/// Python's `float(str)`: surrounding white space ignored, a decimal
+/// literal, `inf`, `infinity` or `nan` with an optional sign.
+fn python_float(text: &str) -> Option<f64> {
+    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c));
+    let digits = trimmed.trim_start_matches(['+', '-']);
+    if trimmed.len() - digits.len() > 1 || digits.is_empty() {
+        return None;
     }
+    // Rust also reads what Python does not: nothing else is accepted here.
+    let literal = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+    let word = matches!(
+        digits.to_ascii_lowercase().as_str(),
+        "inf" | "infinity" | "nan"
+    );
+    if !literal && !word {
+        return None;
+    }
+    trimmed.parse::<f64>().ok()
 }
 
 /// YAML 1.1 timestamps: `None` when the text is not a timestamp at all, `Some(Err)`
 /// when it matches the pattern but is not a real date (`2026-02-30`).
-fn timestamp(text: &str) -> Option<Result<Value, ScalarError>> {
+///
+/// `!!timestamp` reads by the constructor's pattern, which also takes a
+/// date of one-digit month or day (`2001-1-1`); the resolver's does not.
+fn timestamp(text: &str, tagged: bool) -> Option<Result<Value, ScalarError>> {
     let b = text.as_bytes();
     if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
         return None;
@@ -526,6 +584,13 @@ fn timestamp(text: &str) -> Option<Result<Value, ScalarError>> {
     let (month, rest) = take_digits(rest, 1, 2)?;
     let rest = rest.strip_prefix('-')?;
     let (day, rest) = take_digits(rest, 1, 2)?;
+    if tagged && rest.is_empty() {
+        let year = text[..4].parse().ok()?;
+        return Some(
+            check_date(year, month, day)
+                .map(|_| Value::Date(format!("{year:04}-{month:02}-{day:02}"))),
+        );
+    }
     let rest = if let Some(r) = rest.strip_prefix(['T', 't']) {
         r
     } else {
@@ -568,7 +633,16 @@ fn timestamp(text: &str) -> Option<Result<Value, ScalarError>> {
             None if r.is_empty() => 0,
             None => return None,
         };
-        Some(format!("{sign}{tz_hour:02}:{tz_minute:02}"))
+        // Python's `timezone(timedelta(...))`: at most a day, and a zero
+        // offset is `+00:00` whatever its sign.
+        let minutes = tz_hour * 60 + tz_minute;
+        if minutes >= 24 * 60 {
+            return Some(Err(ScalarError(
+                "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24)".into(),
+            )));
+        }
+        let sign = if minutes == 0 { '+' } else { sign };
+        Some(format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60))
     };
     let year: u32 = text[..4].parse().ok()?;
     if let Err(e) = check_date(year, month, day) {
@@ -625,29 +699,73 @@ fn check_date(year: u32, month: u32, day: u32) -> Result<(), ScalarError> {
 }
 
 /// Lenient base64 decoding, as Python's `base64.decodebytes` (invalid input → empty).
-fn decode_base64(text: &str) -> Vec<u8> {
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut out = Vec::new();
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
+/// A character as Python's `repr` escapes it (`\xe9`, `\u65e5`).
+fn python_escape(c: char) -> String {
+    match c as u32 {
+        n @ 0..=0xff => format!("\\x{n:02x}"),
+        n @ 0x100..=0xffff => format!("\\u{n:04x}"),
+        n => format!("\\U{n:08x}"),
+    }
+}
+
+/// PyYAML's `construct_yaml_binary`: the text must be ASCII, then CPython's
+/// lenient `base64.decodebytes` — characters outside the alphabet skipped,
+/// a complete pad (`==` after two data characters, `=` after three) ends
+/// the data, and a final group of one data character or without its pad
+/// is refused.
+fn decode_base64(text: &str) -> Result<Vec<u8>, ScalarError> {
+    if let Some((at, c)) = text.char_indices().find(|(_, c)| !c.is_ascii()) {
+        let position = text[..at].chars().count();
+        return Err(ScalarError(format!(
+            "failed to convert base64 data into ascii: 'ascii' codec can't encode character '{}' in position {position}: ordinal not in range(128)",
+            python_escape(c)
+        )));
+    }
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let mut quad = 0;
+    let mut left = 0u32;
+    let mut pads = 0;
+    for byte in text.bytes() {
+        if byte == b'=' {
+            if quad >= 2 {
+                pads += 1;
+                if quad + pads >= 4 {
+                    return Ok(out);
+                }
+            }
+            continue;
+        }
+        let v = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
             b'+' => 62,
             b'/' => 63,
-            b'=' => break,
             _ => continue,
-        };
-        bits = (bits << 6) | v as u32;
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count) as u8);
-            bits &= (1 << count) - 1;
+        } as u32;
+        pads = 0;
+        match quad {
+            0 => left = v,
+            1 => {
+                out.push(((left << 2) | (v >> 4)) as u8);
+                left = v & 0x0f;
+            }
+            2 => {
+                out.push(((left << 4) | (v >> 2)) as u8);
+                left = v & 0x03;
+            }
+            _ => out.push(((left << 6) | v) as u8),
         }
+        quad = (quad + 1) % 4;
     }
-    out
+    match quad {
+        0 => Ok(out),
+        1 => Err(ScalarError(format!(
+            "failed to decode base64 data: Invalid base64-encoded string: number of data characters ({}) cannot be 1 more than a multiple of 4",
+            out.len() / 3 * 4 + 1
+        ))),
+        _ => Err(ScalarError("failed to decode base64 data: Incorrect padding".into())),
+    }
 }
 
 #[cfg(test)]

@@ -176,7 +176,7 @@ fn a_broken_file_holds_back_what_depends_on_it_and_fixes_nothing() {
         .collect();
     assert_eq!(findings.len(), 1, "{text}");
     assert!(
-        findings[0].starts_with("SupportDesk/agents.yaml:3:1: error[MZ001] found character '\\t'"),
+        findings[0].starts_with("SupportDesk/agents.yaml:3:1: error[MZ006] found character '\\t'"),
         "{text}"
     );
     assert!(findings[0].contains("holds back"), "{text}");

@@ -269,7 +269,7 @@ async fn a_broken_line_leaves_the_other_files_as_they_were() {
         .await;
     let syntax = client.diagnostics(&agents_uri, Some(2)).await;
     assert_eq!(syntax.len(), 1, "{syntax:?}");
-    assert_eq!(syntax[0]["code"], "MZ001");
+    assert_eq!(syntax[0]["code"], "MZ006");
     assert_eq!(
         syntax[0]["range"]["start"],
         json!({"line": 2, "character": 0})

@@ -46,7 +46,7 @@ async fn runs_from_the_editor_stream_events_ask_the_user_and_can_be_cancelled() 
     );
     std::fs::write(
         dir.join("model.yaml"),
-        "responses:\n  A: [question?, again?]\n",
+        "responses:\n  A: [\"question?\", \"again?\"]\n",
     )
     .unwrap();
     std::fs::write(

@@ -1,20 +1,22 @@
 //! YAML text → a tree where every key, value and item carries its byte range,
-//! with PyYAML's (YAML 1.1, `safe_load`) reading of scalars, merge keys and
-//! aliases, and every problem reported as a diagnostic instead of a panic.
+//! read as PyYAML's `safe_load` reads it (YAML 1.1): its scanner's and
+//! parser's rules (`scanner`, `parser`), its composition and construction of
+//! scalars, merge keys and aliases (`builder`), and every problem reported as
+//! a diagnostic, at PyYAML's position in PyYAML's words, instead of a panic.
 
 mod builder;
 mod errors;
+mod parser;
+mod scanner;
 #[cfg(test)]
 mod tests;
 mod tree;
 
-use std::borrow::Cow;
-
 use super::TextRange;
 use crate::diagnostics::{Diagnostic, FileId};
-use crate::limits::{MAX_FILE_BYTES, MAX_REWRITTEN_SCALARS};
+use crate::limits::MAX_FILE_BYTES;
 use crate::rules::Rule;
-use builder::{Builder, Stop};
+use builder::Builder;
 
 pub use tree::{Entry, Node, NodeKind, Scalar};
 
@@ -64,61 +66,19 @@ pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> Yam
             ),
         );
     }
-    // Quoted scalars PyYAML accepts but saphyr refuses (continuation lines
-    // indented less than YAML 1.2 asks) are parsed again with their line
-    // breaks blanked out, which keeps every offset; their values are then
-    // read from the original text.
-    let mut parsed: Cow<str> = Cow::Borrowed(body);
-    // A BOM inside the document is an ordinary character to PyYAML (part of
-    // a plain scalar, say), while saphyr (YAML 1.2) refuses it: saphyr reads
-    // a stand-in of the same length, one the text does not contain, and
-    // scalar values get the BOM back.
-    let bom_stand_in = bom_stand_in(body);
-    if let Some(stand_in) = bom_stand_in {
-        parsed = Cow::Owned(body.replace('\u{feff}', stand_in.encode_utf8(&mut [0; 4])));
+    let mut builder = Builder::new(body, bom as u32, file);
+    let outcome = builder.run();
+    diagnostics.append(&mut builder.diagnostics);
+    match outcome {
+        Err(_) => YamlDocument {
+            root: None,
+            failed: true,
+        },
+        Ok(root) => YamlDocument {
+            failed: builder.stopped,
+            root: if builder.stopped { None } else { root },
+        },
     }
-    let mut rewritten = Vec::new();
-    loop {
-        let mut builder = Builder::new(&parsed, body, bom as u32, file, &rewritten);
-        builder.bom_stand_in = bom_stand_in;
-        let outcome = builder.run();
-        match outcome {
-            Err(Stop::AcceptQuoted { start, end }) if rewritten.len() < MAX_REWRITTEN_SCALARS => {
-                let blanked: String = parsed[start..end]
-                    .chars()
-                    .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
-                    .collect();
-                parsed.to_mut().replace_range(start..end, &blanked);
-                rewritten.push(bom as u32 + start as u32);
-                continue;
-            }
-            Err(_) => {
-                diagnostics.append(&mut builder.diagnostics);
-                return YamlDocument {
-                    root: None,
-                    failed: true,
-                };
-            }
-            Ok(root) => {
-                diagnostics.append(&mut builder.diagnostics);
-                check_tabs(body, bom as u32, &builder.exempt, file, diagnostics);
-                return YamlDocument {
-                    failed: builder.stopped,
-                    root: if builder.stopped { None } else { root },
-                };
-            }
-        }
-    }
-}
-
-/// A character for saphyr to read in place of each BOM inside the document
-/// (`None` when there is none): a private-use one of the same UTF-8 length
-/// that the text does not hold, so that it maps back without doubt.
-fn bom_stand_in(body: &str) -> Option<char> {
-    if !body.contains('\u{feff}') {
-        return None;
-    }
-    ('\u{e000}'..='\u{f8ff}').find(|&c| !body.contains(c))
 }
 
 /// PyYAML's reader refuses everything outside
@@ -159,28 +119,4 @@ fn forbidden_char(text: &str) -> Option<(usize, char)> {
         i += ch.len_utf8();
     }
     None
-}
-
-/// PyYAML accepts no tab outside quoted scalars, block scalar content and
-/// comments. saphyr (YAML 1.2) accepts some, so check separately. `exempt`
-/// are the builder's ranges in `text` where a tab is legal.
-fn check_tabs(
-    text: &str,
-    base: u32,
-    exempt: &[TextRange],
-    file: FileId,
-    out: &mut Vec<Diagnostic>,
-) {
-    if !text.contains('\t') {
-        return;
-    }
-    for tab in errors::illegal_tabs(text, exempt) {
-        let at = base + tab as u32;
-        out.push(Diagnostic::new(
-            Rule::TabCharacter,
-            file,
-            TextRange::new(at, at + 1),
-            "found character '\\t' that cannot start any token: YAML as mozaiks reads it allows no tabs outside quoted or block text; indent with spaces",
-        ));
-    }
 }

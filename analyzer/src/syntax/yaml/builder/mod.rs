@@ -1,32 +1,24 @@
-//! saphyr's event stream → the tree, with PyYAML's reading: YAML 1.1
+//! Events → the tree, as PyYAML composes and constructs it: YAML 1.1
 //! scalars, merge keys, aliases under an expansion and depth budget,
-//! duplicate keys, and what saphyr accepts but PyYAML refuses.
+//! duplicate keys and anchors, and the first error where PyYAML raises it.
 
 mod mapping;
-mod refusals;
+mod order;
 mod scalars;
-mod spans;
-
-use std::borrow::Cow;
-
-use saphyr_parser::{Event, Parser, Span};
 
 use super::super::TextRange;
 use super::errors;
+use super::parser::{Event, EventKind, Parser};
+use super::scanner::YamlError;
 use super::tree::{Entry, Node, NodeKind};
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::hash::HashMap;
 use crate::limits::{MAX_ALIAS_EXPANSION, MAX_YAML_DEPTH};
 use crate::rules::Rule;
-use spans::Offsets;
+use order::Step;
 
-/// Why the builder stopped before the end.
-pub(super) enum Stop {
-    /// A syntax error, already reported.
-    Failed,
-    /// See [`errors::Verdict::AcceptQuoted`] (local byte offsets).
-    AcceptQuoted { start: usize, end: usize },
-}
+/// The builder stopped at an error, already reported.
+pub(super) struct Failed;
 
 /// A node an anchor names, measured once for the aliases that copy it.
 struct Anchored {
@@ -46,6 +38,8 @@ enum Frame {
         flow: bool,
         anchor: usize,
         items_from: usize,
+        /// The list of a `<<` key: its items are merge sources.
+        merge_sources: bool,
     },
     Map {
         start: u32,
@@ -61,13 +55,10 @@ enum Frame {
 }
 
 pub(super) struct Builder<'t> {
-    /// The text saphyr parses: the file's, or with some line breaks blanked.
+    /// The text parsed: the file's after a leading BOM.
     text: &'t str,
-    /// The file's own text, where rewritten scalars' values are read.
-    original: &'t str,
-    /// Where rewritten quoted scalars start (absolute byte offsets).
-    rewritten: &'t [u32],
-    offsets: Offsets,
+    /// Where `text` starts in the file (after a BOM).
+    base: u32,
     file: FileId,
     pub(super) diagnostics: Vec<Diagnostic>,
     stack: Vec<Frame>,
@@ -75,51 +66,46 @@ pub(super) struct Builder<'t> {
     items: Vec<Node>,
     /// Finished entries of the open mappings, innermost last.
     entries: Vec<Entry>,
-    /// Anchored nodes with their size (for MZ003) and height (for MZ008).
+    /// Each anchor's number (from 1) and where it was first written; a
+    /// node's anchor is defined at its start, as PyYAML composes.
+    anchor_ids: HashMap<String, (usize, TextRange)>,
+    /// Finished anchored nodes with their size (for MZ003) and height (for
+    /// MZ008), by anchor number; an anchor not here is still open.
     anchors: HashMap<usize, Anchored>,
     expansion: usize,
     expansion_reported: bool,
     documents: usize,
     root: Option<Node>,
-    /// Where a tab is legal (quoted and block scalars), as ranges in `text`:
-    /// PyYAML's tab rules are applied to the parsed text.
-    pub(super) exempt: Vec<TextRange>,
     /// Depth past the limit: events are skipped until the stack unwinds.
     skipping: usize,
     /// Set when a structural problem makes the document unusable.
     pub(super) stopped: bool,
-    /// What `text` holds in place of each BOM inside the document (see
-    /// `yaml::bom_stand_in`): scalar values get the BOM back.
-    pub(super) bom_stand_in: Option<char>,
+    /// Set at the first merge key (`<<`).
+    merged: bool,
+    /// The step of the diagnostics at these indices, when not constructing.
+    steps: HashMap<usize, Step>,
 }
 
 impl<'t> Builder<'t> {
-    pub(super) fn new(
-        text: &'t str,
-        original: &'t str,
-        base: u32,
-        file: FileId,
-        rewritten: &'t [u32],
-    ) -> Self {
+    pub(super) fn new(text: &'t str, base: u32, file: FileId) -> Self {
         Builder {
             text,
-            original,
-            rewritten,
-            offsets: Offsets::new(text, base),
+            base,
             file,
             diagnostics: Vec::new(),
             stack: Vec::new(),
             items: Vec::new(),
             entries: Vec::new(),
+            anchor_ids: HashMap::default(),
             anchors: HashMap::default(),
             expansion: 0,
             expansion_reported: false,
             documents: 0,
             root: None,
-            exempt: Vec::new(),
             skipping: 0,
             stopped: false,
-            bom_stand_in: None,
+            merged: false,
+            steps: HashMap::default(),
         }
     }
 
@@ -128,64 +114,161 @@ impl<'t> Builder<'t> {
             .push(Diagnostic::new(rule, self.file, range, message));
     }
 
-    /// Reports what PyYAML refuses and saphyr reads on (at a local byte
-    /// offset, on the character there) and stops: PyYAML raises there.
-    fn refuse(&mut self, at: u32, message: String) {
-        let range = self.char_range(at);
-        self.report(Rule::YamlSyntax, range, message);
+    /// Reports what PyYAML raises at another step than constructing the
+    /// node there (merging it, hashing it as a key), for the ordering.
+    fn report_step(&mut self, step: Step, rule: Rule, range: TextRange, message: &str) {
+        self.steps.insert(self.diagnostics.len(), step);
+        self.report(rule, range, message);
+    }
+
+    /// Reports what PyYAML raises while composing (an undefined alias, a
+    /// duplicate anchor, a second document) and stops there, as it does: it
+    /// constructs nothing, so the values' own errors go too.
+    fn refuse(&mut self, rule: Rule, range: TextRange, message: String) {
+        self.drop_construction_errors();
+        self.report(rule, range, message);
         self.stopped = true;
     }
 
-    /// The character at a local byte offset, as an absolute range (empty at
-    /// a line break or the end).
-    fn char_range(&self, at: u32) -> TextRange {
-        let end = spans::next_char_end(self.text, at);
-        TextRange::new(at + self.offsets.base, end + self.offsets.base)
+    /// What only constructing the values finds (MZ009, MZ003): PyYAML
+    /// never gets there when composing the document fails.
+    fn drop_construction_errors(&mut self) {
+        self.diagnostics
+            .retain(|d| !matches!(d.rule, Rule::InvalidScalar | Rule::AliasExpansion));
     }
 
-    pub(super) fn run(&mut self) -> Result<Option<Node>, Stop> {
-        let parser = Parser::new_from_str(self.text);
-        // The parser's iterator repeats its error forever: stop at the first.
-        for next in parser {
-            let (event, span) = match next {
-                Ok(pair) => pair,
-                Err(err) => return Err(self.syntax_error(err.marker().index(), err.info())),
-            };
-            if self.stopped {
-                // PyYAML stops at a second document before reading into it.
-                if self.documents > 1 {
-                    break;
+    fn range(&self, event: &Event) -> TextRange {
+        TextRange::new(self.base + event.start.pos, self.base + event.end.pos)
+    }
+
+    pub(super) fn run(&mut self) -> Result<Option<Node>, Failed> {
+        let mut parser = Parser::new(self.text);
+        loop {
+            let event = match parser.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(error) => {
+                    self.syntax_error(&error);
+                    return Err(Failed);
                 }
-                continue;
+            };
+            self.event(event);
+            if self.stopped {
+                break;
             }
-            self.event(event, span);
+        }
+        if !self.stopped {
+            self.order_construction_errors();
         }
         Ok(self.root.take())
     }
 
-    fn event(&mut self, event: Event<'_>, span: Span) {
-        let range = self.offsets.range(&span);
-        // saphyr (YAML 1.2) takes any non-space characters as an anchor's
-        // name; PyYAML only ASCII letters, digits, `-` and `_`, then an end.
-        let anchored = match &event {
-            Event::Scalar(_, _, anchor, _)
-            | Event::SequenceStart(anchor, _)
-            | Event::MappingStart(anchor, _) => *anchor != 0,
-            _ => false,
+    /// Puts the values PyYAML cannot construct (MZ009) in the order its
+    /// constructor meets them, so the first is the one mozaiks reports, and
+    /// mzk's own refusals of aliases (MZ003, which PyYAML accepts) after
+    /// them; drops those in nodes PyYAML never constructs (a merged pair it
+    /// skips). Events come depth first, PyYAML constructs breadth first:
+    /// the orders differ only with two or more errors, or with merges.
+    fn order_construction_errors(&mut self) {
+        let invalid = self
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule == Rule::InvalidScalar)
+            .count();
+        // Past the nesting limit the tree is cut short: keep the text's order.
+        let cut = self
+            .diagnostics
+            .iter()
+            .any(|d| d.rule == Rule::NestingTooDeep);
+        let ranks = if (invalid >= 2 || (invalid == 1 && self.merged)) && !cut {
+            order::construction_ranks(self.text)
+        } else {
+            None
         };
-        if anchored && self.skipping == 0 {
-            let start = self.offsets.local(range.start);
-            if let Some((at, message)) =
-                errors::anchor_at(self.text, start).and_then(|at| errors::name_error(self.text, at))
-            {
-                self.refuse(at as u32, format!("{message}{}", errors::FIX));
-                return;
-            }
+        let ordered = |rule: Rule| matches!(rule, Rule::InvalidScalar | Rule::AliasExpansion);
+        if ranks.is_none() && self.diagnostics.iter().filter(|d| ordered(d.rule)).count() < 2 {
+            return; // nearly every file: nothing to drop or to order
         }
+        let base = self.base;
+        let steps = std::mem::take(&mut self.steps);
+        let met = |i: usize, d: &Diagnostic| {
+            let ranks = ranks.as_ref()?;
+            let step = steps.get(&i).copied().unwrap_or(Step::Construct);
+            ranks
+                .get(&(d.range.start.checked_sub(base)?, step))
+                .copied()
+        };
+        // Indices before any is dropped, for the steps.
+        let mut indexed: Vec<(usize, Diagnostic)> = std::mem::take(&mut self.diagnostics)
+            .into_iter()
+            .enumerate()
+            .collect();
+        if ranks.is_some() {
+            indexed.retain(|(i, d)| d.rule != Rule::InvalidScalar || met(*i, d).is_some());
+        }
+        let slots: Vec<usize> = (0..indexed.len())
+            .filter(|&k| ordered(indexed[k].1.rule))
+            .collect();
+        let rank = |(i, d): &(usize, Diagnostic)| {
+            (
+                d.rule == Rule::AliasExpansion,
+                met(*i, d).unwrap_or(usize::MAX),
+            )
+        };
+        let mut errors: Vec<(usize, Diagnostic)> =
+            slots.iter().map(|&k| indexed[k].clone()).collect();
+        errors.sort_by_key(rank); // stable: ties keep the order of the text
+        for (slot, error) in slots.into_iter().zip(errors) {
+            indexed[slot] = error;
+        }
+        self.diagnostics = indexed.into_iter().map(|(_, d)| d).collect();
+    }
+
+    /// The error PyYAML raises, where and as it raises it. PyYAML composes
+    /// the whole document before constructing a value, so a syntax error
+    /// hides the values that could not be constructed.
+    fn syntax_error(&mut self, error: &YamlError) {
+        self.drop_construction_errors();
+        let (rule, at, message) = errors::describe(self.text, error);
+        let range = errors::char_range(self.text, at);
+        self.report(
+            rule,
+            TextRange::new(range.start + self.base, range.end + self.base),
+            message,
+        );
+    }
+
+    /// Registers the anchor a node starts with; `None` after refusing a
+    /// duplicate, as PyYAML does.
+    fn define_anchor(&mut self, anchor: Option<String>, range: TextRange) -> Option<usize> {
+        let Some(name) = anchor else {
+            return Some(0);
+        };
+        if let Some((_, first)) = self.anchor_ids.get(&name) {
+            let line = self.text[..(first.start - self.base) as usize]
+                .matches('\n')
+                .count()
+                + 1;
+            let message = format!(
+                "found duplicate anchor '{name}'; first occurrence on line {line}, second occurrence here: give one of them another name{}",
+                errors::FIX
+            );
+            self.refuse(Rule::YamlSyntax, range, message);
+            return None;
+        }
+        let id = self.anchor_ids.len() + 1;
+        self.anchor_ids.insert(name, (id, range));
+        Some(id)
+    }
+
+    fn event(&mut self, event: Event) {
+        let range = self.range(&event);
         if self.skipping > 0 {
-            match event {
-                Event::SequenceStart(..) | Event::MappingStart(..) => self.skipping += 1,
-                Event::SequenceEnd | Event::MappingEnd => {
+            match event.kind {
+                EventKind::SequenceStart { .. } | EventKind::MappingStart { .. } => {
+                    self.skipping += 1
+                }
+                EventKind::SequenceEnd | EventKind::MappingEnd => {
                     self.skipping -= 1;
                     if self.skipping == 0 {
                         self.finish(Node {
@@ -198,45 +281,32 @@ impl<'t> Builder<'t> {
             }
             return;
         }
-        match event {
-            Event::DocumentStart(_) => {
+        match event.kind {
+            EventKind::DocumentStart => {
                 self.documents += 1;
                 if self.documents == 2 {
-                    self.report(
+                    self.refuse(
                         Rule::MultipleDocuments,
                         range,
-                        "expected a single document in the stream, but found another document; keep one document per file (remove this `---` and what follows, or merge it into the first)",
+                        "expected a single document in the stream, but found another document; keep one document per file (remove this `---` and what follows, or merge it into the first)".to_string(),
                     );
-                    self.stopped = true;
                 }
             }
-            Event::Scalar(text, style, anchor, tag) => {
-                let is_key = self.expecting_key();
-                if let Some((at, message)) = self.pyyaml_refuses(&text, style, range, is_key) {
-                    self.refuse(at, message);
+            EventKind::Scalar {
+                anchor,
+                tag,
+                implicit,
+                value,
+                style,
+            } => {
+                let Some(anchor) = self.define_anchor(anchor, range) else {
                     return;
-                }
-                let text = match self.rewritten.contains(&range.start) {
-                    true => Cow::Owned(
-                        self.original_quoted(range.start)
-                            .unwrap_or(text.into_owned()),
-                    ),
-                    false => text,
                 };
-                let text = match self.bom_stand_in {
-                    Some(stand_in) if text.contains(stand_in) => {
-                        Cow::Owned(text.replace(stand_in, "\u{feff}"))
-                    }
-                    _ => text,
-                };
-                let Some(node) = self.scalar(&text, style, tag.as_deref(), range, is_key) else {
+                let is_key = self.expecting_key();
+                let Some(node) = self.scalar(value, style, tag.as_deref(), implicit, range, is_key)
+                else {
                     return; // a merge key: its value is collected as a merge source
                 };
-                if let NodeKind::Scalar(s) = &node.kind {
-                    if s.style.is_quoted() {
-                        self.exempt.push(self.scalar_extent(range, s.style));
-                    }
-                }
                 if anchor != 0 {
                     self.anchors.insert(
                         anchor,
@@ -249,12 +319,14 @@ impl<'t> Builder<'t> {
                 }
                 self.finish(node);
             }
-            Event::Alias(id) => {
-                let local = self.offsets.local(range.start);
-                if let Some((at, message)) = errors::name_error(self.text, local) {
-                    self.refuse(at as u32, format!("{message}{}", errors::FIX));
+            EventKind::Alias(name) => {
+                let Some(&(id, _)) = self.anchor_ids.get(&name) else {
+                    let message = format!(
+                        "found undefined alias '{name}': no `&{name}` comes before it; fix the YAML syntax here (mozaiks cannot load this file)"
+                    );
+                    self.refuse(Rule::YamlSyntax, range, message);
                     return;
-                }
+                };
                 let node = match self.anchors.get(&id) {
                     // An alias copies its collection here: the copy must fit
                     // under the nesting limit like anything written out.
@@ -306,26 +378,38 @@ impl<'t> Builder<'t> {
                 };
                 self.finish(node);
             }
-            Event::SequenceStart(anchor, tag) => {
+            EventKind::SequenceStart { anchor, tag, flow } => {
+                let Some(anchor) = self.define_anchor(anchor, range) else {
+                    return;
+                };
                 if self.too_deep(range) {
                     return;
                 }
-                self.check_collection_tag(tag.as_deref(), range, &["seq", "omap", "pairs"]);
+                let merge_value = self.in_merge_value();
+                if !merge_value {
+                    self.check_collection_tag(tag.as_deref(), range, &["seq", "omap", "pairs"]);
+                }
                 self.stack.push(Frame::Seq {
                     start: range.start,
-                    flow: self.is_flow(range.start, b'['),
+                    flow,
                     anchor,
                     items_from: self.items.len(),
+                    merge_sources: merge_value,
                 });
             }
-            Event::MappingStart(anchor, tag) => {
+            EventKind::MappingStart { anchor, tag, flow } => {
+                let Some(anchor) = self.define_anchor(anchor, range) else {
+                    return;
+                };
                 if self.too_deep(range) {
                     return;
                 }
-                self.check_collection_tag(tag.as_deref(), range, &["map", "set"]);
+                if !self.in_merge_value() {
+                    self.check_collection_tag(tag.as_deref(), range, &["map", "set"]);
+                }
                 self.stack.push(Frame::Map {
                     start: range.start,
-                    flow: self.is_flow(range.start, b'{'),
+                    flow,
                     anchor,
                     entries_from: self.entries.len(),
                     pending_key: None,
@@ -333,12 +417,13 @@ impl<'t> Builder<'t> {
                     merge_pending: false,
                 });
             }
-            Event::SequenceEnd => {
+            EventKind::SequenceEnd => {
                 if let Some(Frame::Seq {
                     start,
                     flow,
                     anchor,
                     items_from,
+                    ..
                 }) = self.stack.pop()
                 {
                     let items: Vec<Node> = self.items.drain(items_from..).collect();
@@ -355,7 +440,7 @@ impl<'t> Builder<'t> {
                     self.finish(node);
                 }
             }
-            Event::MappingEnd => {
+            EventKind::MappingEnd => {
                 if let Some(Frame::Map {
                     start,
                     flow,
@@ -374,8 +459,10 @@ impl<'t> Builder<'t> {
                             .map(|e| e.value.range.end.max(e.key.range.end))
                             .unwrap_or(range.start)
                     };
-                    let entries = self.apply_merges(entries, merges);
+                    // Duplicates among the mapping's own keys (merged keys
+                    // override nothing the author wrote twice).
                     self.report_duplicates(&entries);
+                    let entries = self.apply_merges(entries, merges);
                     let node = Node {
                         range: TextRange::new(start, end.max(start)),
                         kind: NodeKind::Map(entries),
@@ -384,15 +471,8 @@ impl<'t> Builder<'t> {
                     self.finish(node);
                 }
             }
-            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
+            EventKind::StreamStart | EventKind::StreamEnd | EventKind::DocumentEnd => {}
         }
-    }
-
-    fn in_flow(&self) -> bool {
-        matches!(
-            self.stack.last(),
-            Some(Frame::Seq { flow: true, .. } | Frame::Map { flow: true, .. })
-        )
     }
 
     fn too_deep(&mut self, range: TextRange) -> bool {
@@ -408,10 +488,6 @@ impl<'t> Builder<'t> {
         false
     }
 
-    fn is_flow(&self, start: u32, open: u8) -> bool {
-        self.text.as_bytes().get(self.offsets.local(start)) == Some(&open)
-    }
-
     fn remember(&mut self, anchor: usize, node: &Node) {
         if anchor != 0 {
             let anchored = Anchored {
@@ -421,6 +497,22 @@ impl<'t> Builder<'t> {
             };
             self.anchors.insert(anchor, anchored);
         }
+    }
+
+    /// Whether the next node is a merge source (`<<`'s value or an item of
+    /// its list): PyYAML merges its pairs and never constructs the node
+    /// itself, so its tag is never looked up.
+    fn in_merge_value(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame::Map {
+                merge_pending: true,
+                ..
+            }) | Some(Frame::Seq {
+                merge_sources: true,
+                ..
+            })
+        )
     }
 
     fn expecting_key(&self) -> bool {
@@ -459,7 +551,8 @@ impl<'t> Builder<'t> {
                     let range = node.range;
                     *pending_key = Some(node);
                     if unhashable {
-                        self.report(
+                        self.report_step(
+                            Step::Key,
                             Rule::InvalidScalar,
                             range,
                             "while constructing a mapping, found unhashable key: a list or mapping cannot be a key in Python; mozaiks fails to load this file. Write the key as text",
