@@ -48,6 +48,13 @@ def rss_of(cmd, env=None, cwd=None):
         return None
 
 
+def pyyaml_load(python, folders, runs):
+    """PyYAML's safe_load over the files mzk-bench reads (bench/yaml_pyyaml.py)."""
+    result = subprocess.run([str(python), str(REPO / "bench" / "yaml_pyyaml.py"), *map(str, folders),
+                             "--runs", str(runs)], capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
@@ -98,6 +105,11 @@ def main():
     print(f"in-process: YAML parser alone {parse_ms:.2f} ms, mzk syntax layer {inproc['syntax']['median_ms']:.2f} ms, "
           f"mzk whole analysis {analysis_ms:.2f} ms on one thread, {parallel_ms:.2f} ms on {inproc['threads']} "
           f"(bundles in parallel, as mzk check runs)")
+    pyyaml = pyyaml_load(python, bundles, max(args.runs, 10))
+    syntax_ms = inproc["syntax"]["median_ms"]
+    print(f"YAML layer on the corpus: mzk {syntax_ms:.2f} ms (tree, values, errors), saphyr-parser's events alone "
+          f"{parse_ms:.2f} ms, PyYAML safe_load {pyyaml['median_ms']:.0f} ms (pure Python, as mozaiks loads): "
+          f"mzk {pyyaml['median_ms'] / syntax_ms:.0f}x PyYAML, {syntax_ms / parse_ms:.2f}x saphyr's events")
     print(f"analysis / parser alone: {parallel_ms / parse_ms:.2f}x as mzk check runs it (goal: <= 3x), "
           f"{analysis_ms / parse_ms:.2f}x on one thread; whole process / parser alone: {mzk_ms / parse_ms:.2f}x")
     print(f"prompt checks (MZ8xx, included above): {inproc['prompt_checks']['median_ms']:.2f} ms for the 15 bundles; "

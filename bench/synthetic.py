@@ -9,7 +9,9 @@ with its goal (issue 19: <= 250 ms and <= 100 MiB at 5,000 agents, growth
 
 import argparse
 import importlib.util
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +22,20 @@ _spec = importlib.util.spec_from_file_location("bench_run", Path(__file__).resol
 _bench_run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_bench_run)
 REPO, rss_of, timed = _bench_run.REPO, _bench_run.rss_of, _bench_run.timed
+
+
+def yaml_layer(root, bundle, runs):
+    """The YAML layer alone on the bundle's files: mzk's reader, saphyr-parser's
+    events (mzk-bench) and PyYAML's safe_load, in this run."""
+    inproc = json.loads(subprocess.run([str(REPO / "target" / "release" / "mzk-bench"), str(root),
+                                        "--iterations", str(runs)],
+                                       capture_output=True, text=True, check=True).stdout)
+    python, _ = _bench_run.conformance.ensure_reference(_bench_run.conformance.cache_dir())
+    pyyaml = _bench_run.pyyaml_load(python, [bundle], max(runs // 2, 3))
+    syntax, events = inproc["syntax"]["median_ms"], inproc["parse_only"]["median_ms"]
+    print(f"YAML layer on the 5,000-agent bundle: mzk {syntax:.1f} ms, saphyr-parser's events alone "
+          f"{events:.1f} ms, PyYAML safe_load {pyyaml['median_ms']:.0f} ms: mzk {pyyaml['median_ms'] / syntax:.0f}x "
+          f"PyYAML, {syntax / events:.2f}x saphyr's events")
 
 
 def main():
@@ -48,6 +64,8 @@ def main():
             print(f"{agents:>5} agents ({size / 1e6:.1f} MB of YAML): mzk check (whole process) median "
                   f"{medians[agents]:.1f} ms over {args.runs} runs"
                   + (f", max RSS {rss / 1024:.1f} MiB" if rss else ""))
+            if agents == 5_000:
+                yaml_layer(root, bundle, args.runs)
     print(f"goals at 5,000 agents: <= 250 ms, <= 100 MiB; growth 500 -> 5,000 agents: "
           f"x{medians[5_000] / medians[500]:.1f} (goal: <= 12x)")
 

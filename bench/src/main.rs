@@ -63,12 +63,18 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let root = PathBuf::from(
         args.next()
-            .expect("usage: mzk-bench FOLDER [--iterations N]"),
+            .expect("usage: mzk-bench FOLDER [--iterations N] [--phase syntax|parse_only]"),
     );
-    let iterations = match (args.next().as_deref(), args.next()) {
-        (Some("--iterations"), Some(n)) => n.parse().expect("a number"),
-        _ => 30,
-    };
+    let mut iterations = 30;
+    let mut phase = None;
+    while let Some(flag) = args.next() {
+        let value = args.next().expect("a value after the flag");
+        match flag.as_str() {
+            "--iterations" => iterations = value.parse().expect("a number"),
+            "--phase" => phase = Some(value),
+            _ => panic!("unknown flag {flag}"),
+        }
+    }
     let bundles = discover_bundles(&RealFs, &root);
     let mut files = Vec::new();
     for bundle in &bundles {
@@ -80,7 +86,9 @@ fn main() {
         .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
 
-    let parse_only = measure(iterations, || {
+    // One phase alone (`--phase syntax|parse_only`), for `perf stat`: the
+    // instructions it retires are steadier than time on a shared machine.
+    let yaml_events = |texts: &[String]| -> usize {
         texts
             .iter()
             .map(|t| {
@@ -89,8 +97,8 @@ fn main() {
                     .count()
             })
             .sum()
-    });
-    let syntax = measure(iterations, || {
+    };
+    let yaml_tree = |texts: &[String]| -> usize {
         texts
             .iter()
             .map(|t| {
@@ -99,7 +107,18 @@ fn main() {
                 doc.root.is_some() as usize + diagnostics.len()
             })
             .sum()
-    });
+    };
+    if let Some(phase) = phase {
+        let (median, min, _) = match phase.as_str() {
+            "syntax" => measure(iterations, || yaml_tree(&texts)),
+            "parse_only" => measure(iterations, || yaml_events(&texts)),
+            _ => panic!("--phase syntax or parse_only"),
+        };
+        println!("{{\"phase\": \"{phase}\", \"median_ms\": {median:.3}, \"min_ms\": {min:.3}}}");
+        return;
+    }
+    let parse_only = measure(iterations, || yaml_events(&texts));
+    let syntax = measure(iterations, || yaml_tree(&texts));
     // Each run starts with empty memos, as each `mzk check` process does.
     let analysis = measure(iterations, || {
         let memos = Arc::new(Memos::default());

@@ -233,34 +233,51 @@ pub fn python_float_repr(f: f64) -> String {
 /// Resolves a plain, untagged scalar with PyYAML's YAML 1.1 implicit resolvers.
 /// `is_key` selects the key-only behaviour of `=`.
 pub fn resolve_plain(text: &str, is_key: bool) -> Result<Resolved, ScalarError> {
+    Ok(resolve_implicit(text, is_key)?
+        .unwrap_or_else(|| Resolved::Value(Value::Str(text.to_string()))))
+}
+
+/// [`resolve_plain`], `None` for text: the reader then moves the scalar's
+/// own string into the value instead of copying it.
+pub fn resolve_implicit(text: &str, is_key: bool) -> Result<Option<Resolved>, ScalarError> {
+    resolve_special(text, is_key).transpose()
+}
+
+fn resolve_special(text: &str, is_key: bool) -> Option<Result<Resolved, ScalarError>> {
+    // Text that starts with a letter other than the first of `yes`, `no`,
+    // `true`, `false`, `on`, `off`, `null` is text: no resolver matches it.
+    if let Some(first) = text.as_bytes().first() {
+        if first.is_ascii_alphabetic()
+            && !matches!(first.to_ascii_lowercase(), b'y' | b'n' | b't' | b'f' | b'o')
+        {
+            return None;
+        }
+    }
     if text == "<<" {
-        return Ok(Resolved::Merge);
+        return Some(Ok(Resolved::Merge));
     }
     if text == "=" {
-        return if is_key {
+        return Some(if is_key {
             Ok(Resolved::Value(Value::Str("=".into())))
         } else {
             Err(ScalarError(
                 "could not determine a constructor for the tag 'tag:yaml.org,2002:value'".into(),
             ))
-        };
+        });
     }
     if is_null(text) {
-        return Ok(Resolved::Value(Value::Null));
+        return Some(Ok(Resolved::Value(Value::Null)));
     }
     if let Some(b) = bool_word(text) {
-        return Ok(Resolved::Value(Value::Bool(b)));
+        return Some(Ok(Resolved::Value(Value::Bool(b))));
     }
     if is_int(text) {
-        return construct_int(text).map(Resolved::Value);
+        return Some(construct_int(text).map(Resolved::Value));
     }
     if is_float(text) {
-        return construct_float(text).map(Resolved::Value);
+        return Some(construct_float(text).map(Resolved::Value));
     }
-    if let Some(ts) = timestamp(text, false) {
-        return ts.map(Resolved::Value);
-    }
-    Ok(Resolved::Value(Value::Str(text.to_string())))
+    timestamp(text, false).map(|ts| ts.map(Resolved::Value))
 }
 
 /// Constructs a scalar that carries an explicit tag (`!!str 010`, `!!int "3"` …).

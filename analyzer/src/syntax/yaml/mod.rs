@@ -83,40 +83,49 @@ pub fn parse(text: &str, file: FileId, diagnostics: &mut Vec<Diagnostic>) -> Yam
 
 /// PyYAML's reader refuses everything outside
 /// `[\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]`.
+/// In UTF-8 only a few bytes can start such a character: ASCII controls
+/// other than tab and line breaks, DEL, 0xC2 (U+0080–U+009F) and 0xEF (U+FFFE, U+FFFF); 32-byte blocks
+/// without any of them (nearly all) are passed by a test the compiler
+/// vectorizes, and only a flagged block is read character by character.
 fn forbidden_char(text: &str) -> Option<(usize, char)> {
+    const BLOCK: usize = 32;
     let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        // Fastest path: sixteen printable ASCII bytes (a check the compiler
-        // turns into a few vector instructions).
-        if let Some(chunk) = bytes.get(i..i + 16) {
-            if chunk.iter().fold(true, |printable, &b| {
-                printable & (b.wrapping_sub(0x20) < 0x5F)
-            }) {
-                i += 16;
-                continue;
+    let suspicious = |b: u8| {
+        ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r'))
+            | (b == 0x7F)
+            | (b == 0xC2)
+            | (b == 0xEF)
+    };
+    let mut block = 0;
+    while block < bytes.len() {
+        let end = (block + BLOCK).min(bytes.len());
+        let flagged = bytes[block..end]
+            .iter()
+            .fold(false, |any, &b| any | suspicious(b));
+        if flagged {
+            // Characters may straddle blocks: read from the block's first
+            // character start up to the next block.
+            let mut i = block;
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            while i < end {
+                let ch = text[i..].chars().next()?;
+                if !allowed(ch) {
+                    return Some((i, ch));
+                }
+                i += ch.len_utf8();
             }
         }
-        let b = bytes[i];
-        // Fast path: printable ASCII, tab, LF and CR are always allowed.
-        if b < 0x80 {
-            if !(b == 0x09 || b == 0x0A || b == 0x0D || (0x20..=0x7E).contains(&b)) {
-                return Some((i, b as char));
-            }
-            i += 1;
-            continue;
-        }
-        let ch = text[i..].chars().next()?;
-        let c = ch as u32;
-        let allowed = c == 0x85
-            || (0xA0..=0xD7FF).contains(&c)
-            || (0xE000..=0xFFFD).contains(&c)
-            || (0x10000..=0x10FFFF).contains(&c);
-        // A BOM later in the file is kept as a character by PyYAML.
-        if !allowed && c != 0xFEFF {
-            return Some((i, ch));
-        }
-        i += ch.len_utf8();
+        block = end;
     }
     None
+}
+
+/// PyYAML's printable characters (a BOM inside the text among them).
+fn allowed(ch: char) -> bool {
+    matches!(
+        ch as u32,
+        0x09 | 0x0A | 0x0D | 0x20..=0x7E | 0x85 | 0xA0..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF
+    )
 }

@@ -465,8 +465,7 @@ impl<'t> Parser<'t> {
             }
         };
         let non_specific = tag.is_none() || tag.as_deref() == Some("!");
-        let kind = self.peek_kind()?.clone();
-        if indentless_sequence && matches!(kind, TokenKind::BlockEntry) {
+        if indentless_sequence && matches!(self.peek_kind()?, TokenKind::BlockEntry) {
             let end = self.peek()?.end;
             self.state = State::IndentlessSequenceEntry;
             return Ok(Self::event(
@@ -479,31 +478,33 @@ impl<'t> Parser<'t> {
                 end,
             ));
         }
-        match kind {
-            TokenKind::Scalar { .. } => {
-                let token = self.next()?;
-                let TokenKind::Scalar {
+        if matches!(self.peek_kind()?, TokenKind::Scalar { .. }) {
+            let token = self.next()?;
+            let TokenKind::Scalar {
+                value,
+                plain,
+                style,
+            } = token.kind
+            else {
+                unreachable!()
+            };
+            let implicit = (plain && tag.is_none()) || tag.as_deref() == Some("!");
+            self.state = self.pop_state();
+            return Ok(Self::event(
+                EventKind::Scalar {
+                    anchor,
+                    tag,
+                    implicit,
                     value,
-                    plain,
                     style,
-                } = token.kind
-                else {
-                    unreachable!()
-                };
-                let implicit = (plain && tag.is_none()) || tag.as_deref() == Some("!");
-                self.state = self.pop_state();
-                Ok(Self::event(
-                    EventKind::Scalar {
-                        anchor,
-                        tag,
-                        implicit,
-                        value,
-                        style,
-                    },
-                    start,
-                    token.end,
-                ))
-            }
+                },
+                start,
+                token.end,
+            ));
+        }
+        // Not a scalar: what is cloned here holds no text worth copying.
+        let kind = self.peek_kind()?.clone();
+        match kind {
             TokenKind::FlowSequenceStart => {
                 let end = self.peek()?.end;
                 self.state = State::FlowSequenceFirstEntry;

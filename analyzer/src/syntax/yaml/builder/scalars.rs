@@ -2,7 +2,7 @@
 //! SafeLoader does, and the tags it knows.
 
 use super::super::super::scalar::{
-    resolve_plain, resolve_tagged, Resolved, ScalarError, ScalarStyle, Value,
+    resolve_implicit, resolve_tagged, Resolved, ScalarError, ScalarStyle, Value,
 };
 use super::super::super::TextRange;
 use super::super::tree::{Node, NodeKind, Scalar};
@@ -32,7 +32,11 @@ impl Builder<'_> {
         let resolved = match tag {
             // Untagged plain text, or the non-specific `!`: the resolver
             // reads the value (PyYAML resolves `! '1'` to an int, too).
-            None | Some("!") if implicit => resolve_plain(&value, is_key),
+            None | Some("!") if implicit => match resolve_implicit(&value, is_key) {
+                Ok(Some(resolved)) => Ok(resolved),
+                Ok(None) => Ok(Resolved::Value(Value::Str(value))),
+                Err(error) => Err(error),
+            },
             None | Some("!") => Ok(Resolved::Value(Value::Str(value))),
             Some(tag) => match tag.strip_prefix(CORE) {
                 Some(suffix) => resolve_tagged(&value, suffix).map(Resolved::Value),

@@ -20,7 +20,7 @@ impl Scanner<'_> {
             }
             _ => {
                 let end = self.mark;
-                let stop = self.run_end(self.mark.pos as usize, |c| !is_break_or_end(c));
+                let stop = self.line_end(self.mark.pos as usize);
                 self.forward_inline_to(stop);
                 (Directive::Other, end)
             }
@@ -29,7 +29,7 @@ impl Scanner<'_> {
         let spaces = self.run_end(self.mark.pos as usize, |c| c == ' ');
         self.forward_inline_to(spaces);
         if self.peek() == '#' {
-            let stop = self.run_end(self.mark.pos as usize, |c| !is_break_or_end(c));
+            let stop = self.line_end(self.mark.pos as usize);
             self.forward_inline_to(stop);
         }
         if !is_break_or_end(self.peek()) {

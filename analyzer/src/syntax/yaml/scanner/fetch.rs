@@ -5,7 +5,7 @@ use crate::limits::MAX_YAML_DEPTH;
 use crate::syntax::scalar::ScalarStyle;
 
 use super::tokens::{Scan, Token, TokenKind, UriOf, YamlError};
-use super::{is_blank_or_end, is_break_or_end, is_space_or_end, is_word, py_repr, Scanner};
+use super::{is_blank_or_end, is_space_or_end, is_word, py_repr, Scanner};
 
 impl Scanner<'_> {
     pub(super) fn fetch_more_tokens(&mut self) -> Scan<()> {
@@ -94,7 +94,7 @@ impl Scanner<'_> {
             let end = self.run_end(self.mark.pos as usize, |c| c == ' ');
             self.forward_inline_to(end);
             if self.peek() == '#' {
-                let end = self.run_end(self.mark.pos as usize, |c| !is_break_or_end(c));
+                let end = self.line_end(self.mark.pos as usize);
                 self.forward_inline_to(end);
             }
             if self.scan_line_break().is_some() {

@@ -135,10 +135,12 @@ impl<'t> Scanner<'t> {
 
     // --- reading characters ---
 
+    #[inline]
     fn peek(&self) -> char {
         self.char_at(self.mark.pos as usize)
     }
 
+    #[inline]
     fn char_at(&self, pos: usize) -> char {
         match self.bytes.get(pos) {
             None => '\0',
@@ -148,6 +150,7 @@ impl<'t> Scanner<'t> {
     }
 
     /// The character `k` characters ahead (small `k`).
+    #[inline]
     fn peek_at(&self, k: usize) -> char {
         let mut pos = self.mark.pos as usize;
         for _ in 0..k {
@@ -160,11 +163,13 @@ impl<'t> Scanner<'t> {
         self.char_at(pos)
     }
 
+    #[inline]
     fn starts_with(&self, prefix: &str) -> bool {
         self.bytes[self.mark.pos as usize..].starts_with(prefix.as_bytes())
     }
 
     /// Moves over one character, counting lines as PyYAML does.
+    #[inline]
     fn forward(&mut self) {
         let c = self.peek();
         if c == '\0' && self.mark.pos as usize >= self.bytes.len() {
@@ -189,6 +194,7 @@ impl<'t> Scanner<'t> {
     }
 
     /// Moves to byte `end` over characters that hold no line break.
+    #[inline]
     fn forward_inline_to(&mut self, end: usize) {
         let chars = self.text[self.mark.pos as usize..end].chars().count() as u32;
         self.mark.pos = end as u32;
@@ -196,7 +202,24 @@ impl<'t> Scanner<'t> {
         self.mark.column += chars;
     }
 
+    /// The byte offset of the line break (or the end) at or after `from`:
+    /// bytes compared, and only those that can start U+0085, U+2028 or
+    /// U+2029 (0xC2, 0xE2) decoded.
+    #[inline]
+    fn line_end(&self, from: usize) -> usize {
+        let mut pos = from;
+        while let Some(&b) = self.bytes.get(pos) {
+            match b {
+                b'\n' | b'\r' | 0 => break,
+                0xC2 | 0xE2 if is_break_or_end(self.char_at(pos)) => break,
+                _ => pos += 1,
+            }
+        }
+        pos
+    }
+
     /// The byte offset where the run of characters satisfying `keep` ends.
+    #[inline]
     fn run_end(&self, from: usize, keep: impl Fn(char) -> bool) -> usize {
         let mut pos = from;
         while pos < self.bytes.len() {
@@ -209,7 +232,30 @@ impl<'t> Scanner<'t> {
         pos
     }
 
+    /// Moves over the spaces before `column` (a block scalar's indentation).
+    #[inline]
+    fn skip_spaces_to_column(&mut self, column: u32) {
+        let room = column.saturating_sub(self.mark.column) as usize;
+        let pos = self.mark.pos as usize;
+        let n = self.bytes[pos..]
+            .iter()
+            .take(room)
+            .take_while(|&&b| b == b' ')
+            .count() as u32;
+        self.mark.pos += n;
+        self.mark.index += n;
+        self.mark.column += n;
+    }
+
     fn scan_line_break(&mut self) -> Option<char> {
+        if self.bytes.get(self.mark.pos as usize) == Some(&b'\n') {
+            // The common case, without decoding.
+            self.mark.pos += 1;
+            self.mark.index += 1;
+            self.mark.line += 1;
+            self.mark.column = 0;
+            return Some('\n');
+        }
         match self.peek() {
             '\r' | '\n' | '\u{85}' => {
                 if self.starts_with("\r\n") {

@@ -1,10 +1,27 @@
 //! Scalars as PyYAML scans them: block (`|`, `>`), quoted (`'`, `"`) and
 //! plain, with their folding, escapes and the places a plain scalar stops.
 
+use std::borrow::Cow;
+
 use crate::syntax::scalar::ScalarStyle;
 
 use super::tokens::{Mark, Scan, Token, TokenKind};
 use super::{is_blank_or_end, is_break, is_break_or_end, is_space_or_end, py_repr, Scanner};
+
+/// ASCII bytes that may end a chunk of a plain scalar (`:` only before a
+/// blank, or in flow context before `,[]{}`).
+const BLOCK_PLAIN_STOPS: [bool; 128] = plain_stops(b"\0 \t\r\n:");
+const FLOW_PLAIN_STOPS: [bool; 128] = plain_stops(b"\0 \t\r\n:,?[]{}");
+
+const fn plain_stops(bytes: &[u8]) -> [bool; 128] {
+    let mut table = [false; 128];
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+}
 
 impl Scanner<'_> {
     pub(super) fn scan_block_scalar(&mut self, style: ScalarStyle) -> Scan<Token> {
@@ -60,7 +77,7 @@ impl Scanner<'_> {
         let spaces = self.run_end(self.mark.pos as usize, |c| c == ' ');
         self.forward_inline_to(spaces);
         if self.peek() == '#' {
-            let stop = self.run_end(self.mark.pos as usize, |c| !is_break_or_end(c));
+            let stop = self.line_end(self.mark.pos as usize);
             self.forward_inline_to(stop);
         }
         if !is_break_or_end(self.peek()) {
@@ -92,7 +109,7 @@ impl Scanner<'_> {
         while self.mark.column == indent && !self.at_end() {
             value.extend(breaks.iter());
             let leading_non_space = !matches!(self.peek(), ' ' | '\t');
-            let stop = self.run_end(self.mark.pos as usize, |c| !is_break_or_end(c));
+            let stop = self.line_end(self.mark.pos as usize);
             value.push_str(&self.text[self.mark.pos as usize..stop]);
             self.forward_inline_to(stop);
             line_break = self.scan_line_break();
@@ -159,17 +176,13 @@ impl Scanner<'_> {
     pub(super) fn scan_block_scalar_breaks(&mut self, indent: u32) -> (Vec<char>, Mark) {
         let mut breaks = Vec::new();
         let mut end = self.mark;
-        while self.mark.column < indent && self.peek() == ' ' {
-            self.forward();
-        }
+        self.skip_spaces_to_column(indent);
         while is_break(self.peek()) {
             if let Some(b) = self.scan_line_break() {
                 breaks.push(b);
             }
             end = self.mark;
-            while self.mark.column < indent && self.peek() == ' ' {
-                self.forward();
-            }
+            self.skip_spaces_to_column(indent);
         }
         (breaks, end)
     }
@@ -365,21 +378,34 @@ impl Scanner<'_> {
         let mut end = start;
         let indent = self.indent + 1;
         let flow = self.flow_level != 0;
+        let stops = if flow {
+            &FLOW_PLAIN_STOPS
+        } else {
+            &BLOCK_PLAIN_STOPS
+        };
         let mut value = String::new();
-        let mut spaces: Option<String> = Some(String::new());
+        let mut spaces: Option<Cow<'_, str>> = Some(Cow::Borrowed(""));
         loop {
             if self.peek() == '#' {
                 break;
             }
             // The chunk ends at a blank, at `: ` (and in flow context at
-            // `:` before `,[]{}`), and in flow context at `,?[]{}`.
+            // `:` before `,[]{}`), and in flow context at `,?[]{}`. ASCII
+            // (nearly all of it) by a table; other characters decoded.
             let mut pos = self.mark.pos as usize;
-            loop {
-                let c = self.char_at(pos);
-                if pos >= self.bytes.len() || is_blank_or_end(c) {
-                    break;
+            while let Some(&b) = self.bytes.get(pos) {
+                if b >= 0x80 {
+                    let c = self.char_at(pos);
+                    if is_blank_or_end(c) {
+                        break;
+                    }
+                    pos += c.len_utf8();
+                    continue;
                 }
-                if c == ':' {
+                if stops[b as usize] {
+                    if b != b':' {
+                        break;
+                    }
                     let after = self.char_at(pos + 1);
                     if pos + 1 >= self.bytes.len()
                         || is_blank_or_end(after)
@@ -388,10 +414,7 @@ impl Scanner<'_> {
                         break;
                     }
                 }
-                if flow && matches!(c, ',' | '?' | '[' | ']' | '{' | '}') {
-                    break;
-                }
-                pos += c.len_utf8();
+                pos += 1;
             }
             if pos == self.mark.pos as usize {
                 break;
@@ -425,8 +448,9 @@ impl Scanner<'_> {
     }
 
     /// The white space after a chunk of a plain scalar, folded as PyYAML
-    /// folds it; `None` at a document separator.
-    pub(super) fn scan_plain_spaces(&mut self) -> Option<String> {
+    /// folds it; `None` at a document separator. Borrowed unless line
+    /// breaks are kept (most plain scalars end their line: one space).
+    pub(super) fn scan_plain_spaces(&mut self) -> Option<Cow<'static, str>> {
         let from = self.mark.pos as usize;
         let stop = self.run_end(from, |c| c == ' ');
         self.forward_inline_to(stop);
@@ -448,16 +472,17 @@ impl Scanner<'_> {
                     }
                 }
             }
+            if line_break == Some('\n') && breaks.is_empty() {
+                return Some(Cow::Borrowed(" "));
+            }
             let mut folded = String::new();
             if line_break != Some('\n') {
                 folded.extend(line_break);
-            } else if breaks.is_empty() {
-                folded.push(' ');
             }
             folded.extend(breaks);
-            Some(folded)
+            Some(Cow::Owned(folded))
         } else {
-            Some(self.text[from..stop].to_string())
+            Some(Cow::Owned(self.text[from..stop].to_string()))
         }
     }
 
