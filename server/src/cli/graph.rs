@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mzk_analyzer::diagnostics::Severity;
 use mzk_analyzer::graph::{edge_label, mermaid, Node, TransitionGraph};
 use mzk_analyzer::syntax::ColumnUnit;
 use petgraph::visit::EdgeRef;
@@ -136,5 +137,21 @@ pub fn run(args: GraphArgs) -> ExitCode {
         }
     };
     out!("{text}");
-    ExitCode::SUCCESS
+    // The graph is drawn as written; a bundle mozaiks refuses must not
+    // pass a script or CI step that only renders it.
+    let errors = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if errors == 0 {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "mzk graph: {} has {errors} error{}: mozaiks would refuse it, so the graph above may not be what runs; `mzk check {}` shows them",
+        args.bundle.display(),
+        if errors == 1 { "" } else { "s" },
+        args.bundle.display()
+    );
+    ExitCode::from(1)
 }

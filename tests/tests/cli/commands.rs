@@ -74,6 +74,44 @@ fn graph_in_every_format() {
 }
 
 #[test]
+fn graph_of_a_bundle_with_errors_is_printed_and_exits_1() {
+    let root = mzk_tests::Scratch::new("graph-errors");
+    let bundle = root.join("SupportDesk");
+    mzk_tests::copy_dir(&repo().join("bundles/SupportDesk"), &bundle);
+    let graph = bundle.join("transition_graph.yaml");
+    let text = std::fs::read_to_string(&graph).unwrap();
+    std::fs::write(
+        &graph,
+        text.replacen(
+            "target_agent: ClassifierAgent",
+            "target_agent: ClasifierAgent",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = mzk(&["graph", "SupportDesk"], &root);
+    assert_eq!(out.status.code(), Some(1));
+    // Still drawn, with the misspelt target as it is written.
+    let mermaid = stdout(&out);
+    assert!(
+        mermaid.starts_with("flowchart TD\n") && mermaid.contains("ClasifierAgent"),
+        "{mermaid}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("has 1 error") && stderr.contains("mzk check SupportDesk"),
+        "{stderr}"
+    );
+    // A clean bundle still exits 0.
+    assert_eq!(
+        mzk(&["graph", "bundles/SupportDesk"], &repo())
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
 fn graph_json_lists_routing_findings() {
     let root = repo().join("tests/fixtures/graph");
     let json: Value = serde_json::from_str(&stdout(&mzk(

@@ -116,7 +116,13 @@ impl<'t> Builder<'t> {
 
     /// Reports what PyYAML raises at another step than constructing the
     /// node there (merging it, hashing it as a key), for the ordering.
-    fn report_step(&mut self, step: Step, rule: Rule, range: TextRange, message: &str) {
+    fn report_step(
+        &mut self,
+        step: Step,
+        rule: Rule,
+        range: TextRange,
+        message: impl Into<String>,
+    ) {
         self.steps.insert(self.diagnostics.len(), step);
         self.report(rule, range, message);
     }

@@ -22,13 +22,20 @@ const BUDGET: usize = 1_000_000;
 /// Merge sources merging merge sources: PyYAML recurses, so do we, this deep.
 const MAX_MERGE_DEPTH: usize = 64;
 
-/// What PyYAML does when it raises at a node: constructs it, merges it
-/// into a mapping, or hashes it as a key.
+/// What PyYAML does when it raises at a node: constructs it, resumes its
+/// generator (a collection tag on the wrong kind of node: `!!seq` on a
+/// mapping or a scalar), merges it into a mapping, or hashes it as a key.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub(super) enum Step {
     Construct,
+    Resume,
     Merge,
     Key,
+}
+
+/// Whether a core tag's constructor is a generator (`seq`, `map`, …).
+pub(super) fn is_collection_tag(suffix: &str) -> bool {
+    COLLECTION_TAGS.contains(&suffix)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -67,7 +74,7 @@ impl Composed {
     fn deferred(&self) -> bool {
         match &self.tag {
             None => self.kind != Kind::Scalar,
-            Some(tag) => COLLECTION_TAGS.contains(&tag.as_str()),
+            Some(tag) => is_collection_tag(tag),
         }
     }
 
@@ -219,6 +226,13 @@ impl Walk {
         Some(())
     }
 
+    /// A node PyYAML raises at whatever mzk reported there (a merge source
+    /// that is no mapping: mzk may have refused its value or its tag).
+    fn meet_any(&mut self, at: u32) -> Option<()> {
+        self.meet(at, Step::Construct)?;
+        self.meet(at, Step::Resume)
+    }
+
     /// PyYAML's `construct_object`: once per node; an immediate
     /// constructor's errors now, a generator's when the queue reaches it.
     fn construct(&mut self, node: usize) -> Option<()> {
@@ -236,7 +250,7 @@ impl Walk {
     /// A generator resumed: the node's own mismatch (`!!seq` on a mapping),
     /// then its children.
     fn process(&mut self, node: usize) -> Option<()> {
-        self.meet(self.nodes[node].start, Step::Construct)?;
+        self.meet(self.nodes[node].start, Step::Resume)?;
         if self.nodes[node].constructs_as_mapping() {
             self.flatten(node, 0)?;
             let pairs = self.nodes[node].pairs.clone();
@@ -289,7 +303,7 @@ impl Walk {
                     // raised at the node: its own error, if it has one, is
                     // where PyYAML stops. The walk goes on past it.
                     self.meet(value.at, Step::Merge)?;
-                    self.meet(self.nodes[value.node].start, Step::Construct)?;
+                    self.meet_any(self.nodes[value.node].start)?;
                     continue;
                 }
             };
@@ -297,7 +311,7 @@ impl Walk {
                 if self.nodes[source.node].kind != Kind::Map {
                     // "expected a mapping for merging"
                     self.meet(source.at, Step::Merge)?;
-                    self.meet(self.nodes[source.node].start, Step::Construct)?;
+                    self.meet_any(self.nodes[source.node].start)?;
                     continue;
                 }
                 self.flatten(source.node, depth + 1)?;

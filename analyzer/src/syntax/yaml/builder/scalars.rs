@@ -6,6 +6,7 @@ use super::super::super::scalar::{
 };
 use super::super::super::TextRange;
 use super::super::tree::{Node, NodeKind, Scalar};
+use super::order::{is_collection_tag, Step};
 use super::{Builder, Frame};
 use crate::rules::Rule;
 
@@ -69,7 +70,13 @@ impl Builder<'_> {
                 }
             }
             Err(err) => {
-                self.report(
+                // `!!seq x`: PyYAML's generator yields first and raises later.
+                let step = match tag.and_then(|t| t.strip_prefix(CORE)) {
+                    Some(suffix) if is_collection_tag(suffix) => Step::Resume,
+                    _ => Step::Construct,
+                };
+                self.report_step(
+                    step,
                     Rule::InvalidScalar,
                     range,
                     format!("{}; mozaiks fails to load this file. Quote the value if it is meant as text, or correct it", err.0),
@@ -107,7 +114,14 @@ impl Builder<'_> {
         {
             return;
         }
-        self.report(
+        // A collection tag on the other kind (`!!seq` on a mapping) fails
+        // when PyYAML resumes the node's generator; any other at once.
+        let step = match tag.strip_prefix(CORE) {
+            Some(suffix) if is_collection_tag(suffix) => Step::Resume,
+            _ => Step::Construct,
+        };
+        self.report_step(
+            step,
             Rule::InvalidScalar,
             range,
             format!(
