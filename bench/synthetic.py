@@ -27,12 +27,15 @@ REPO, rss_of, timed = _bench_run.REPO, _bench_run.rss_of, _bench_run.timed
 def yaml_layer(root, bundle, runs):
     """The YAML layer alone on the bundle's files: mzk's reader, saphyr-parser's
     events (mzk-bench) and PyYAML's safe_load, in this run."""
-    inproc = json.loads(subprocess.run([str(REPO / "target" / "release" / "mzk-bench"), str(root),
-                                        "--iterations", str(runs)],
-                                       capture_output=True, text=True, check=True).stdout)
+    def phase(name):
+        out = subprocess.run([str(REPO / "target" / "release" / "mzk-bench"), str(root),
+                              "--iterations", str(runs), "--phase", name],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out)["median_ms"]
+
     python, _ = _bench_run.conformance.ensure_reference(_bench_run.conformance.cache_dir())
     pyyaml = _bench_run.pyyaml_load(python, [bundle], max(runs // 2, 3))
-    syntax, events = inproc["syntax"]["median_ms"], inproc["parse_only"]["median_ms"]
+    syntax, events = phase("syntax"), phase("parse_only")
     print(f"YAML layer on the 5,000-agent bundle: mzk {syntax:.1f} ms, saphyr-parser's events alone "
           f"{events:.1f} ms, PyYAML safe_load {pyyaml['median_ms']:.0f} ms: mzk {pyyaml['median_ms'] / syntax:.0f}x "
           f"PyYAML, {syntax / events:.2f}x saphyr's events")

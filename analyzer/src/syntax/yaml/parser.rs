@@ -271,23 +271,10 @@ impl<'t> Parser<'t> {
                 self.state = State::FlowSequenceEntryMappingValue;
                 Ok(Self::empty_scalar(token.end))
             }
-            State::FlowSequenceEntryMappingValue => {
-                if matches!(self.peek_kind()?, TokenKind::Value) {
-                    let token = self.next()?;
-                    if !matches!(
-                        self.peek_kind()?,
-                        TokenKind::FlowEntry | TokenKind::FlowSequenceEnd
-                    ) {
-                        self.states.push(State::FlowSequenceEntryMappingEnd);
-                        return self.node(false, false);
-                    }
-                    self.state = State::FlowSequenceEntryMappingEnd;
-                    return Ok(Self::empty_scalar(token.end));
-                }
-                self.state = State::FlowSequenceEntryMappingEnd;
-                let mark = self.peek()?.start;
-                Ok(Self::empty_scalar(mark))
-            }
+            State::FlowSequenceEntryMappingValue => self.flow_value(
+                TokenKind::FlowSequenceEnd,
+                State::FlowSequenceEntryMappingEnd,
+            ),
             State::FlowSequenceEntryMappingEnd => {
                 self.state = State::FlowSequenceEntry;
                 let mark = self.peek()?.start;
@@ -300,21 +287,7 @@ impl<'t> Parser<'t> {
             }
             State::FlowMappingKey => self.flow_mapping_key(false),
             State::FlowMappingValue => {
-                if matches!(self.peek_kind()?, TokenKind::Value) {
-                    let token = self.next()?;
-                    if !matches!(
-                        self.peek_kind()?,
-                        TokenKind::FlowEntry | TokenKind::FlowMappingEnd
-                    ) {
-                        self.states.push(State::FlowMappingKey);
-                        return self.node(false, false);
-                    }
-                    self.state = State::FlowMappingKey;
-                    return Ok(Self::empty_scalar(token.end));
-                }
-                self.state = State::FlowMappingKey;
-                let mark = self.peek()?.start;
-                Ok(Self::empty_scalar(mark))
+                self.flow_value(TokenKind::FlowMappingEnd, State::FlowMappingKey)
             }
             State::FlowMappingEmptyValue => {
                 self.state = State::FlowMappingKey;
@@ -502,61 +475,33 @@ impl<'t> Parser<'t> {
                 token.end,
             ));
         }
-        // Not a scalar: what is cloned here holds no text worth copying.
-        let kind = self.peek_kind()?.clone();
-        match kind {
-            TokenKind::FlowSequenceStart => {
-                let end = self.peek()?.end;
-                self.state = State::FlowSequenceFirstEntry;
-                Ok(Self::event(
-                    EventKind::SequenceStart {
-                        anchor,
-                        tag,
-                        flow: true,
-                    },
-                    start,
-                    end,
-                ))
-            }
-            TokenKind::FlowMappingStart => {
-                let end = self.peek()?.end;
-                self.state = State::FlowMappingFirstKey;
-                Ok(Self::event(
-                    EventKind::MappingStart {
-                        anchor,
-                        tag,
-                        flow: true,
-                    },
-                    start,
-                    end,
-                ))
-            }
+        // A collection opens: a flow one's event ends after its bracket, a
+        // block one's is empty.
+        let opened = match self.peek_kind()? {
+            TokenKind::FlowSequenceStart => Some((true, true, State::FlowSequenceFirstEntry)),
+            TokenKind::FlowMappingStart => Some((false, true, State::FlowMappingFirstKey)),
             TokenKind::BlockSequenceStart if block => {
-                let end = self.peek()?.start;
-                self.state = State::BlockSequenceFirstEntry;
-                Ok(Self::event(
-                    EventKind::SequenceStart {
-                        anchor,
-                        tag,
-                        flow: false,
-                    },
-                    start,
-                    end,
-                ))
+                Some((true, false, State::BlockSequenceFirstEntry))
             }
             TokenKind::BlockMappingStart if block => {
-                let end = self.peek()?.start;
-                self.state = State::BlockMappingFirstKey;
-                Ok(Self::event(
-                    EventKind::MappingStart {
-                        anchor,
-                        tag,
-                        flow: false,
-                    },
-                    start,
-                    end,
-                ))
+                Some((false, false, State::BlockMappingFirstKey))
             }
+            _ => None,
+        };
+        if let Some((sequence, flow, state)) = opened {
+            let token = self.peek()?;
+            let end = if flow { token.end } else { token.start };
+            self.state = state;
+            let kind = if sequence {
+                EventKind::SequenceStart { anchor, tag, flow }
+            } else {
+                EventKind::MappingStart { anchor, tag, flow }
+            };
+            return Ok(Self::event(kind, start, end));
+        }
+        // Not a scalar nor a collection: what is cloned holds no text.
+        let kind = self.peek_kind()?.clone();
+        match kind {
             _ if anchor.is_some() || tag.is_some() => {
                 // An empty scalar may carry an anchor or a tag.
                 self.state = self.pop_state();
@@ -588,6 +533,23 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// A value in flow context (after a key in `{…}`, or of a single pair
+    /// in `[…]`): the node after `:`, or an empty scalar; then `next`.
+    fn flow_value(&mut self, end: TokenKind, next: State) -> Parse<Event> {
+        self.state = next;
+        if !matches!(self.peek_kind()?, TokenKind::Value) {
+            let mark = self.peek()?.start;
+            return Ok(Self::empty_scalar(mark));
+        }
+        let token = self.next()?;
+        let kind = self.peek_kind()?;
+        if matches!(kind, TokenKind::FlowEntry) || *kind == end {
+            return Ok(Self::empty_scalar(token.end));
+        }
+        self.states.push(next);
+        self.node(false, false)
+    }
+
     fn block_sequence_entry(&mut self) -> Parse<Event> {
         if matches!(self.peek_kind()?, TokenKind::BlockEntry) {
             let token = self.next()?;
@@ -601,20 +563,7 @@ impl<'t> Parser<'t> {
             self.state = State::BlockSequenceEntry;
             return Ok(Self::empty_scalar(token.end));
         }
-        let context_mark = self.marks.last().copied().unwrap_or_default();
-        let token = self.peek()?;
-        if !matches!(token.kind, TokenKind::BlockEnd) {
-            return Err(error(
-                "while parsing a block collection",
-                context_mark,
-                format!("expected <block end>, but found {}", token.kind.id()),
-                token.start,
-            ));
-        }
-        let token = self.next()?;
-        self.state = self.pop_state();
-        self.marks.pop();
-        Ok(Self::event(EventKind::SequenceEnd, token.start, token.end))
+        self.block_end("while parsing a block collection", EventKind::SequenceEnd)
     }
 
     fn block_mapping_key(&mut self) -> Parse<Event> {
@@ -630,11 +579,17 @@ impl<'t> Parser<'t> {
             self.state = State::BlockMappingValue;
             return Ok(Self::empty_scalar(token.end));
         }
+        self.block_end("while parsing a block mapping", EventKind::MappingEnd)
+    }
+
+    /// The end of a block collection: its `<block end>` token, or PyYAML's
+    /// error naming what came instead.
+    fn block_end(&mut self, context: &'static str, end: EventKind) -> Parse<Event> {
         let context_mark = self.marks.last().copied().unwrap_or_default();
         let token = self.peek()?;
         if !matches!(token.kind, TokenKind::BlockEnd) {
             return Err(error(
-                "while parsing a block mapping",
+                context,
                 context_mark,
                 format!("expected <block end>, but found {}", token.kind.id()),
                 token.start,
@@ -643,7 +598,7 @@ impl<'t> Parser<'t> {
         let token = self.next()?;
         self.state = self.pop_state();
         self.marks.pop();
-        Ok(Self::event(EventKind::MappingEnd, token.start, token.end))
+        Ok(Self::event(end, token.start, token.end))
     }
 
     fn flow_sequence_entry(&mut self, first: bool) -> Parse<Event> {

@@ -1,7 +1,7 @@
 //! Directives (`%YAML`, `%TAG`), tag handles and URIs, as PyYAML scans them.
 
 use super::tokens::{Directive, Mark, Scan, Token, TokenKind, UriOf, YamlError};
-use super::{is_break_or_end, is_space_or_end, is_word, py_repr, Scanner};
+use super::{is_space_or_end, is_word, py_repr, Scanner};
 
 impl Scanner<'_> {
     pub(super) fn scan_directive(&mut self) -> Scan<Token> {
@@ -26,23 +26,7 @@ impl Scanner<'_> {
             }
         };
         // The rest of the line: spaces, a comment, a break.
-        let spaces = self.run_end(self.mark.pos as usize, |c| c == ' ');
-        self.forward_inline_to(spaces);
-        if self.peek() == '#' {
-            let stop = self.line_end(self.mark.pos as usize);
-            self.forward_inline_to(stop);
-        }
-        if !is_break_or_end(self.peek()) {
-            return Err(self.error(
-                CONTEXT,
-                start,
-                format!(
-                    "expected a comment or a line break, but found {}",
-                    py_repr(self.peek())
-                ),
-            ));
-        }
-        self.scan_line_break();
+        self.end_of_line(CONTEXT, start)?;
         Ok(Token {
             kind: TokenKind::Directive(directive),
             start,

@@ -169,21 +169,29 @@ impl Scanner<'_> {
         Ok(())
     }
 
-    pub(super) fn fetch_block_entry(&mut self) -> Scan<()> {
-        if self.flow_level == 0 {
-            if !self.allow_simple_key {
-                return Err(YamlError::new(
-                    None,
-                    None,
-                    "sequence entries are not allowed here".into(),
-                    self.mark,
-                ));
-            }
-            if self.add_indent(self.mark.column as i32)? {
-                let mark = self.mark;
-                self.push(TokenKind::BlockSequenceStart, mark);
-            }
+    /// In block context, `-` or `?` may open a collection at this column
+    /// (PyYAML refuses it where a simple key could not start).
+    fn open_block_collection(&mut self, what: &str, start: TokenKind) -> Scan<()> {
+        if self.flow_level != 0 {
+            return Ok(());
         }
+        if !self.allow_simple_key {
+            return Err(YamlError::new(
+                None,
+                None,
+                format!("{what} are not allowed here"),
+                self.mark,
+            ));
+        }
+        if self.add_indent(self.mark.column as i32)? {
+            let mark = self.mark;
+            self.push(start, mark);
+        }
+        Ok(())
+    }
+
+    pub(super) fn fetch_block_entry(&mut self) -> Scan<()> {
+        self.open_block_collection("sequence entries", TokenKind::BlockSequenceStart)?;
         self.allow_simple_key = true;
         self.remove_possible_simple_key()?;
         let start = self.mark;
@@ -193,20 +201,7 @@ impl Scanner<'_> {
     }
 
     pub(super) fn fetch_key(&mut self) -> Scan<()> {
-        if self.flow_level == 0 {
-            if !self.allow_simple_key {
-                return Err(YamlError::new(
-                    None,
-                    None,
-                    "mapping keys are not allowed here".into(),
-                    self.mark,
-                ));
-            }
-            if self.add_indent(self.mark.column as i32)? {
-                let mark = self.mark;
-                self.push(TokenKind::BlockMappingStart, mark);
-            }
-        }
+        self.open_block_collection("mapping keys", TokenKind::BlockMappingStart)?;
         self.allow_simple_key = self.flow_level == 0;
         self.remove_possible_simple_key()?;
         let start = self.mark;

@@ -232,6 +232,29 @@ impl<'t> Scanner<'t> {
         pos
     }
 
+    /// The rest of a directive's or block scalar header's line: spaces, a
+    /// comment, then a line break (or the end), which it consumes.
+    fn end_of_line(&mut self, context: &'static str, start: Mark) -> Scan<()> {
+        let spaces = self.run_end(self.mark.pos as usize, |c| c == ' ');
+        self.forward_inline_to(spaces);
+        if self.peek() == '#' {
+            let stop = self.line_end(self.mark.pos as usize);
+            self.forward_inline_to(stop);
+        }
+        if !is_break_or_end(self.peek()) {
+            return Err(self.error(
+                context,
+                start,
+                format!(
+                    "expected a comment or a line break, but found {}",
+                    py_repr(self.peek())
+                ),
+            ));
+        }
+        self.scan_line_break();
+        Ok(())
+    }
+
     /// Moves over the spaces before `column` (a block scalar's indentation).
     #[inline]
     fn skip_spaces_to_column(&mut self, column: u32) {

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use crate::syntax::scalar::ScalarStyle;
 
 use super::tokens::{Mark, Scan, Token, TokenKind};
-use super::{is_blank_or_end, is_break, is_break_or_end, is_space_or_end, py_repr, Scanner};
+use super::{is_blank_or_end, is_break, is_space_or_end, py_repr, Scanner};
 
 /// ASCII bytes that may end a chunk of a plain scalar (`:` only before a
 /// blank, or in flow context before `,[]{}`).
@@ -74,23 +74,7 @@ impl Scanner<'_> {
             ));
         }
         // The rest of the header line.
-        let spaces = self.run_end(self.mark.pos as usize, |c| c == ' ');
-        self.forward_inline_to(spaces);
-        if self.peek() == '#' {
-            let stop = self.line_end(self.mark.pos as usize);
-            self.forward_inline_to(stop);
-        }
-        if !is_break_or_end(self.peek()) {
-            return Err(self.error(
-                CONTEXT,
-                start,
-                format!(
-                    "expected a comment or a line break, but found {}",
-                    py_repr(self.peek())
-                ),
-            ));
-        }
-        self.scan_line_break();
+        self.end_of_line(CONTEXT, start)?;
 
         let min_indent = (self.indent + 1).max(1) as u32;
         let (mut breaks, indent, mut end) = match increment {
