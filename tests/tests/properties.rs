@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::diagnostics::{FileId, Severity};
 use mzk_analyzer::ide::fixes;
 use mzk_analyzer::rules::Rule;
 use mzk_analyzer::syntax::{ColumnUnit, TextRange};
@@ -203,6 +203,91 @@ proptest! {
             fs.insert(PathBuf::from(DIR).join(relative), bytes);
         }
         holds_invariants(&fs)?;
+    }
+}
+
+/// What YAML reads specially — indicators, the tags whose constructors
+/// parse text (`!!int`, `!!binary`, …), numbers' prefixes, merge keys,
+/// anchors, line breaks PyYAML counts, tabs, non-ASCII — to be put in any
+/// order: the constructors' Python semantics (`int(s, base)`, base64,
+/// timestamps) are where a byte offset can land inside a character.
+const YAML_PIECES: &[&str] = &[
+    "!!int ",
+    "!!float ",
+    "!!binary ",
+    "!!timestamp ",
+    "!!bool ",
+    "!!str ",
+    "!!seq ",
+    "!!map ",
+    "!!null ",
+    "!x ",
+    "<<: ",
+    "&a ",
+    "*a ",
+    "? ",
+    ": ",
+    "- ",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "#",
+    "|",
+    ">",
+    "'",
+    "\"",
+    "%",
+    "`",
+    "0",
+    "0b",
+    "0x",
+    "0o",
+    "1:2",
+    "1_0",
+    ".5",
+    "e5",
+    "-",
+    "+",
+    "é",
+    "日",
+    "😀",
+    "\u{2028}",
+    "\u{85}",
+    "\u{feff}",
+    "\t",
+    " ",
+    "\n",
+    "\r\n",
+    "2001-1-1",
+    "2001-12-14 21:59:43.10 -5",
+    "=",
+    "~",
+    "null",
+    "yes",
+    "key",
+    "a",
+    "\\",
+    "\\x41",
+];
+
+proptest! {
+    #![proptest_config(config(20000))]
+
+    /// The YAML reader answers any arrangement of those pieces with a
+    /// tree or an error (a refused text always says why), never a panic.
+    #[test]
+    fn the_yaml_reader_answers_any_arrangement_of_yaml_pieces(
+        pieces in prop::collection::vec(0..YAML_PIECES.len(), 1..30),
+    ) {
+        let text: String = pieces.iter().map(|&i| YAML_PIECES[i]).collect();
+        let mut diagnostics = Vec::new();
+        let document = mzk_analyzer::syntax::parse(&text, FileId(0), &mut diagnostics);
+        prop_assert!(
+            !document.failed || diagnostics.iter().any(|d| d.severity == Severity::Error),
+            "{text:?} failed without an error"
+        );
     }
 }
 

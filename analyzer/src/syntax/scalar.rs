@@ -448,7 +448,12 @@ fn python_int(text: &str, base: u32) -> Option<PythonInt> {
         _ => None,
     };
     let digits = match prefix {
-        Some(prefix) if unsigned.len() >= 2 && unsigned[..2].eq_ignore_ascii_case(prefix) => {
+        // `get`: the third byte may fall inside a character (`0é`).
+        Some(prefix)
+            if unsigned
+                .get(..2)
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix)) =>
+        {
             &unsigned[2..]
         }
         _ => unsigned,

@@ -330,4 +330,9 @@ fn tagged_values_are_constructed_as_pyyaml_does() {
     assert_eq!(first_error("k: !!binary aGk\n"), ("MZ009", 3));
     assert_eq!(first_error("k: !!binary 'a'\n"), ("MZ009", 3));
     assert_eq!(first_error("k: !!binary 'é'\n"), ("MZ009", 3));
+    // Python's int() of text that is no number: an error, never a panic
+    // (the base's prefix is looked for on characters, not bytes).
+    assert_eq!(first_error("k: !!int 0é\n"), ("MZ009", 3));
+    assert_eq!(first_error("k: !!int 0bé\n"), ("MZ009", 3));
+    assert_eq!(first_error("k: !!float é\n"), ("MZ009", 3));
 }
