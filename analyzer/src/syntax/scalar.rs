@@ -256,6 +256,13 @@ fn resolve_special(text: &str, is_key: bool) -> Option<Result<Resolved, ScalarEr
     if text == "<<" {
         return Some(Ok(Resolved::Merge));
     }
+    // PyYAML resolves `!`, `&` and `*` to a tag it cannot construct; only
+    // the non-specific tag makes them implicit (`! "*"`).
+    if matches!(text, "!" | "&" | "*") {
+        return Some(Err(ScalarError(
+            "could not determine a constructor for the tag 'tag:yaml.org,2002:yaml'".into(),
+        )));
+    }
     if text == "=" {
         return Some(if is_key {
             Ok(Resolved::Value(Value::Str("=".into())))

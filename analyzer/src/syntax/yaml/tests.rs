@@ -335,4 +335,6 @@ fn tagged_values_are_constructed_as_pyyaml_does() {
     assert_eq!(first_error("k: !!int 0é\n"), ("MZ009", 3));
     assert_eq!(first_error("k: !!int 0bé\n"), ("MZ009", 3));
     assert_eq!(first_error("k: !!float é\n"), ("MZ009", 3));
+    // `!` makes a quoted `*` implicit, and PyYAML resolves it to `!!yaml`.
+    assert_eq!(first_error("k: ! \"*\"\n"), ("MZ009", 3));
 }
