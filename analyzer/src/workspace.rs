@@ -2,7 +2,7 @@
 //! decision, shared by bundle discovery, the scan of shared folders, the
 //! language server's watch registration and both file watchers.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Folders of dependencies, build output, caches and virtual environments:
 /// never a bundle, never code a bundle reads context keys from.
@@ -47,6 +47,24 @@ pub fn has_watched_extension(path: &Path) -> bool {
         .is_some_and(|e| watched_extensions().any(|w| w.eq_ignore_ascii_case(e)))
 }
 
+/// How far above a file its bundle folder may be. A bundle's files sit a
+/// few folders deep at most (`extended_orchestration/…`, `tools/…/x.py`);
+/// the walk up stops here, so a file outside any bundle costs a bounded
+/// number of lookups.
+pub const MAX_BUNDLE_DEPTH: usize = 8;
+
+/// The bundle a file belongs to: the nearest folder above it holding
+/// orchestrator.yaml, at most [`MAX_BUNDLE_DEPTH`] levels up, as `is_file`
+/// sees files (the language server counts its unsaved buffers). One answer
+/// for `mzk check FILE`, the language server and its file watcher.
+pub fn bundle_of(file: &Path, is_file: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    file.ancestors()
+        .skip(1)
+        .take(MAX_BUNDLE_DEPTH)
+        .find(|dir| is_file(&dir.join("orchestrator.yaml")))
+        .map(Path::to_path_buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +81,31 @@ mod tests {
         assert!(has_watched_extension(Path::new("/w/B/tools/a.py")));
         assert!(has_watched_extension(Path::new("/w/mzk.toml")));
         assert!(!has_watched_extension(Path::new("/w/B/notes.md")));
+    }
+
+    #[test]
+    fn a_file_belongs_to_the_nearest_bundle_within_reach() {
+        let bundles = [
+            Path::new("/w/Outer/orchestrator.yaml"),
+            Path::new("/w/Outer/Inner/orchestrator.yaml"),
+        ];
+        let is_file = |p: &Path| bundles.contains(&p);
+        assert_eq!(
+            bundle_of(Path::new("/w/Outer/Inner/tools/x.py"), is_file),
+            Some(PathBuf::from("/w/Outer/Inner"))
+        );
+        assert_eq!(
+            bundle_of(Path::new("/w/Outer/agents.yaml"), is_file),
+            Some(PathBuf::from("/w/Outer"))
+        );
+        assert_eq!(bundle_of(Path::new("/w/other/agents.yaml"), is_file), None);
+        // Past the reach, a file is not the bundle's (a bounded walk up).
+        let deep = format!("/w/Outer/{}x.py", "d/".repeat(MAX_BUNDLE_DEPTH));
+        assert_eq!(bundle_of(Path::new(&deep), is_file), None);
+        let within = format!("/w/Outer/{}x.py", "d/".repeat(MAX_BUNDLE_DEPTH - 1));
+        assert_eq!(
+            bundle_of(Path::new(&within), is_file),
+            Some(PathBuf::from("/w/Outer"))
+        );
     }
 }

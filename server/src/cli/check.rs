@@ -59,15 +59,6 @@ struct Plan {
     only: Vec<Option<Vec<PathBuf>>>,
 }
 
-/// The bundle a file belongs to: the nearest folder at or above it holding
-/// orchestrator.yaml.
-fn bundle_of_file(file: &Path) -> Option<PathBuf> {
-    file.ancestors()
-        .skip(1)
-        .find(|dir| dir.join("orchestrator.yaml").is_file())
-        .map(Path::to_path_buf)
-}
-
 /// Finds the bundles under the paths and the configuration of each; on a
 /// usage or configuration error, the message and exit code.
 fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
@@ -103,7 +94,7 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
         // Absolute, canonical paths: the folder name is what workflow_name must match.
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         if path.is_file() {
-            let Some(bundle) = bundle_of_file(&path) else {
+            let Some(bundle) = mzk_analyzer::workspace::bundle_of(&path, Path::is_file) else {
                 return Err((
                     format!(
                         "{}: not a file of a bundle (no folder holding orchestrator.yaml contains it)",

@@ -13,9 +13,10 @@ use mzk_analyzer::{analyze, discover_bundles, Analysis, AnalysisCache, Config, R
 use tower_lsp_server::ls_types::*;
 
 use super::from_proto::path_of;
-use super::state::{analysis_of, bundle_of, normalize, root_of, Overlay};
+use super::state::{analysis_of, normalize, root_of, Overlay};
 use super::to_proto::{file_uri, to_lsp_diagnostic};
 use super::Backend;
+use mzk_analyzer::workspace::bundle_of;
 
 /// How long a request waits for the first analysis of its bundle.
 pub(crate) const FIRST_ANALYSIS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -46,7 +47,7 @@ impl Backend {
                 .iter()
                 .map(|(p, d)| (p.clone(), d.text.to_string()))
                 .collect();
-            let Some(bundle) = bundle_of(path, |p| open.contains_key(p)) else {
+            let Some(bundle) = bundle_of(path, |p| open.contains_key(p) || p.is_file()) else {
                 return;
             };
             let last_readable: HashMap<PathBuf, Arc<str>> = state

@@ -105,17 +105,6 @@ impl FileSystem for Overlay {
     }
 }
 
-/// The bundle folder a file belongs to: the nearest ancestor with orchestrator.yaml.
-pub(crate) fn bundle_of(path: &Path, overlay_has: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    path.ancestors()
-        .skip(1)
-        .take(8)
-        .find(|dir| {
-            overlay_has(&dir.join("orchestrator.yaml")) || dir.join("orchestrator.yaml").is_file()
-        })
-        .map(Path::to_path_buf)
-}
-
 /// `a/b/../c` → `a/c`, so `../_shared` files get a clean URI.
 pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
