@@ -585,7 +585,7 @@ impl<'t> Parser<'t> {
     /// The end of a block collection: its `<block end>` token, or PyYAML's
     /// error naming what came instead.
     fn block_end(&mut self, context: &'static str, end: EventKind) -> Parse<Event> {
-        let context_mark = self.marks.last().copied().unwrap_or_default();
+        let context_mark = self.context_mark();
         let token = self.peek()?;
         if !matches!(token.kind, TokenKind::BlockEnd) {
             return Err(error(
@@ -595,27 +595,44 @@ impl<'t> Parser<'t> {
                 token.start,
             ));
         }
+        self.close_collection(end)
+    }
+
+    /// Where the collection being parsed started (PyYAML's `marks[-1]`).
+    fn context_mark(&self) -> Mark {
+        self.marks.last().copied().unwrap_or_default()
+    }
+
+    /// A collection's closing token: its end event, back to the state
+    /// that opened it.
+    fn close_collection(&mut self, end: EventKind) -> Parse<Event> {
         let token = self.next()?;
         self.state = self.pop_state();
         self.marks.pop();
         Ok(Self::event(end, token.start, token.end))
     }
 
+    /// Between two entries of a flow collection: the `,` PyYAML requires,
+    /// or its error naming what came instead.
+    fn flow_entry_separator(&mut self, context: &'static str, closer: char) -> Parse<()> {
+        if matches!(self.peek_kind()?, TokenKind::FlowEntry) {
+            self.next()?;
+            return Ok(());
+        }
+        let context_mark = self.context_mark();
+        let token = self.peek()?;
+        Err(error(
+            context,
+            context_mark,
+            format!("expected ',' or '{closer}', but got {}", token.kind.id()),
+            token.start,
+        ))
+    }
+
     fn flow_sequence_entry(&mut self, first: bool) -> Parse<Event> {
         if !matches!(self.peek_kind()?, TokenKind::FlowSequenceEnd) {
             if !first {
-                if matches!(self.peek_kind()?, TokenKind::FlowEntry) {
-                    self.next()?;
-                } else {
-                    let context_mark = self.marks.last().copied().unwrap_or_default();
-                    let token = self.peek()?;
-                    return Err(error(
-                        "while parsing a flow sequence",
-                        context_mark,
-                        format!("expected ',' or ']', but got {}", token.kind.id()),
-                        token.start,
-                    ));
-                }
+                self.flow_entry_separator("while parsing a flow sequence", ']')?;
             }
             let token = self.peek()?;
             if matches!(token.kind, TokenKind::Key) {
@@ -636,27 +653,13 @@ impl<'t> Parser<'t> {
                 return self.node(false, false);
             }
         }
-        let token = self.next()?;
-        self.state = self.pop_state();
-        self.marks.pop();
-        Ok(Self::event(EventKind::SequenceEnd, token.start, token.end))
+        self.close_collection(EventKind::SequenceEnd)
     }
 
     fn flow_mapping_key(&mut self, first: bool) -> Parse<Event> {
         if !matches!(self.peek_kind()?, TokenKind::FlowMappingEnd) {
             if !first {
-                if matches!(self.peek_kind()?, TokenKind::FlowEntry) {
-                    self.next()?;
-                } else {
-                    let context_mark = self.marks.last().copied().unwrap_or_default();
-                    let token = self.peek()?;
-                    return Err(error(
-                        "while parsing a flow mapping",
-                        context_mark,
-                        format!("expected ',' or '}}', but got {}", token.kind.id()),
-                        token.start,
-                    ));
-                }
+                self.flow_entry_separator("while parsing a flow mapping", '}')?;
             }
             if matches!(self.peek_kind()?, TokenKind::Key) {
                 let token = self.next()?;
@@ -675,10 +678,7 @@ impl<'t> Parser<'t> {
                 return self.node(false, false);
             }
         }
-        let token = self.next()?;
-        self.state = self.pop_state();
-        self.marks.pop();
-        Ok(Self::event(EventKind::MappingEnd, token.start, token.end))
+        self.close_collection(EventKind::MappingEnd)
     }
 }
 

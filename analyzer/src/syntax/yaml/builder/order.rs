@@ -12,9 +12,9 @@
 //! keeping a second tree for every file.
 
 use super::super::parser::{EventKind, Parser};
+use super::scalars::CORE;
 use crate::hash::{HashMap, HashSet};
 
-const CORE: &str = "tag:yaml.org,2002:";
 /// PyYAML's constructors that yield first and fill in later.
 const COLLECTION_TAGS: [&str; 5] = ["seq", "omap", "pairs", "map", "set"];
 /// Work beyond this (merges of merges of aliases) is not worth ordering.
@@ -34,8 +34,18 @@ pub(super) enum Step {
 }
 
 /// Whether a core tag's constructor is a generator (`seq`, `map`, …).
-pub(super) fn is_collection_tag(suffix: &str) -> bool {
+fn is_collection_tag(suffix: &str) -> bool {
     COLLECTION_TAGS.contains(&suffix)
+}
+
+/// The step at which PyYAML raises for a node whose tag it cannot
+/// construct it with: a collection tag's generator yields first and raises
+/// when resumed (`!!seq` on a mapping or a scalar), any other tag at once.
+pub(super) fn failing_step(tag: &str) -> Step {
+    match tag.strip_prefix(CORE) {
+        Some(suffix) if is_collection_tag(suffix) => Step::Resume,
+        _ => Step::Construct,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]

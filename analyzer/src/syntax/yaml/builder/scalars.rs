@@ -6,12 +6,12 @@ use super::super::super::scalar::{
 };
 use super::super::super::TextRange;
 use super::super::tree::{Node, NodeKind, Scalar};
-use super::order::{is_collection_tag, Step};
+use super::order::{failing_step, Step};
 use super::{Builder, Frame};
 use crate::rules::Rule;
 
 /// The prefix of YAML's core tags (`!!str` is `tag:yaml.org,2002:str`).
-const CORE: &str = "tag:yaml.org,2002:";
+pub(super) const CORE: &str = "tag:yaml.org,2002:";
 
 impl Builder<'_> {
     /// The node of a scalar event; `None` for a merge key (`<<`), whose
@@ -70,13 +70,8 @@ impl Builder<'_> {
                 }
             }
             Err(err) => {
-                // `!!seq x`: PyYAML's generator yields first and raises later.
-                let step = match tag.and_then(|t| t.strip_prefix(CORE)) {
-                    Some(suffix) if is_collection_tag(suffix) => Step::Resume,
-                    _ => Step::Construct,
-                };
                 self.report_step(
-                    step,
+                    tag.map_or(Step::Construct, failing_step),
                     Rule::InvalidScalar,
                     range,
                     format!("{}; mozaiks fails to load this file. Quote the value if it is meant as text, or correct it", err.0),
@@ -114,14 +109,8 @@ impl Builder<'_> {
         {
             return;
         }
-        // A collection tag on the other kind (`!!seq` on a mapping) fails
-        // when PyYAML resumes the node's generator; any other at once.
-        let step = match tag.strip_prefix(CORE) {
-            Some(suffix) if is_collection_tag(suffix) => Step::Resume,
-            _ => Step::Construct,
-        };
         self.report_step(
-            step,
+            failing_step(tag),
             Rule::InvalidScalar,
             range,
             format!(

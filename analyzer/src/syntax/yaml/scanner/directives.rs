@@ -37,25 +37,19 @@ impl Scanner<'_> {
     pub(super) fn scan_directive_name(&mut self, start: Mark) -> Scan<String> {
         let end = self.run_end(self.mark.pos as usize, is_word);
         if end == self.mark.pos as usize {
-            return Err(self.error(
+            return Err(self.expected(
                 "while scanning a directive",
                 start,
-                format!(
-                    "expected alphabetic or numeric character, but found {}",
-                    py_repr(self.peek())
-                ),
+                "alphabetic or numeric character",
             ));
         }
         let name = self.text[self.mark.pos as usize..end].to_string();
         self.forward_inline_to(end);
         if !is_space_or_end(self.peek()) {
-            return Err(self.error(
+            return Err(self.expected(
                 "while scanning a directive",
                 start,
-                format!(
-                    "expected alphabetic or numeric character, but found {}",
-                    py_repr(self.peek())
-                ),
+                "alphabetic or numeric character",
             ));
         }
         Ok(name)
@@ -66,37 +60,19 @@ impl Scanner<'_> {
         self.forward_inline_to(spaces);
         let major = self.scan_yaml_directive_number(start)?;
         if self.peek() != '.' {
-            return Err(self.error(
-                "while scanning a directive",
-                start,
-                format!(
-                    "expected a digit or '.', but found {}",
-                    py_repr(self.peek())
-                ),
-            ));
+            return Err(self.expected("while scanning a directive", start, "a digit or '.'"));
         }
         self.forward();
         let minor = self.scan_yaml_directive_number(start)?;
         if !is_space_or_end(self.peek()) {
-            return Err(self.error(
-                "while scanning a directive",
-                start,
-                format!(
-                    "expected a digit or ' ', but found {}",
-                    py_repr(self.peek())
-                ),
-            ));
+            return Err(self.expected("while scanning a directive", start, "a digit or ' '"));
         }
         Ok(Directive::Yaml(major, minor))
     }
 
     pub(super) fn scan_yaml_directive_number(&mut self, start: Mark) -> Scan<u32> {
         if !self.peek().is_ascii_digit() {
-            return Err(self.error(
-                "while scanning a directive",
-                start,
-                format!("expected a digit, but found {}", py_repr(self.peek())),
-            ));
+            return Err(self.expected("while scanning a directive", start, "a digit"));
         }
         let end = self.run_end(self.mark.pos as usize, |c| c.is_ascii_digit());
         let number = self.text[self.mark.pos as usize..end]
@@ -111,21 +87,13 @@ impl Scanner<'_> {
         self.forward_inline_to(spaces);
         let handle = self.scan_tag_handle("while scanning a directive", start)?;
         if self.peek() != ' ' {
-            return Err(self.error(
-                "while scanning a directive",
-                start,
-                format!("expected ' ', but found {}", py_repr(self.peek())),
-            ));
+            return Err(self.expected("while scanning a directive", start, "' '"));
         }
         let spaces = self.run_end(self.mark.pos as usize, |c| c == ' ');
         self.forward_inline_to(spaces);
         let prefix = self.scan_tag_uri(UriOf::Directive, start)?;
         if !is_space_or_end(self.peek()) {
-            return Err(self.error(
-                "while scanning a directive",
-                start,
-                format!("expected ' ', but found {}", py_repr(self.peek())),
-            ));
+            return Err(self.expected("while scanning a directive", start, "' '"));
         }
         Ok(Directive::Tag(handle, prefix))
     }
@@ -134,11 +102,7 @@ impl Scanner<'_> {
 
     pub(super) fn scan_tag_handle(&mut self, context: &'static str, start: Mark) -> Scan<String> {
         if self.peek() != '!' {
-            return Err(self.error(
-                context,
-                start,
-                format!("expected '!', but found {}", py_repr(self.peek())),
-            ));
+            return Err(self.expected(context, start, "'!'"));
         }
         let from = self.mark.pos as usize;
         let mut end = from + 1;
@@ -146,11 +110,7 @@ impl Scanner<'_> {
             end = self.run_end(end, is_word);
             if self.char_at(end) != '!' {
                 self.forward_inline_to(end);
-                return Err(self.error(
-                    context,
-                    start,
-                    format!("expected '!', but found {}", py_repr(self.peek())),
-                ));
+                return Err(self.expected(context, start, "'!'"));
             }
             end += 1;
         }
@@ -199,11 +159,7 @@ impl Scanner<'_> {
             }
         }
         if value.is_empty() {
-            return Err(self.error(
-                of.parsing(),
-                start,
-                format!("expected URI, but found {}", py_repr(self.peek())),
-            ));
+            return Err(self.expected(of.parsing(), start, "URI"));
         }
         Ok(value)
     }

@@ -131,10 +131,7 @@ impl Scanner<'_> {
         self.unwind_indent(-1);
         self.remove_possible_simple_key()?;
         self.allow_simple_key = false;
-        let start = self.mark;
-        self.forward_n(3);
-        self.push(kind, start);
-        Ok(())
+        self.push_indicator(kind, 3)
     }
 
     pub(super) fn fetch_flow_collection_start(&mut self, kind: TokenKind) -> Scan<()> {
@@ -144,29 +141,20 @@ impl Scanner<'_> {
         }
         self.flow_level += 1;
         self.allow_simple_key = true;
-        let start = self.mark;
-        self.forward();
-        self.push(kind, start);
-        Ok(())
+        self.push_indicator(kind, 1)
     }
 
     pub(super) fn fetch_flow_collection_end(&mut self, kind: TokenKind) -> Scan<()> {
         self.remove_possible_simple_key()?;
         self.flow_level -= 1;
         self.allow_simple_key = false;
-        let start = self.mark;
-        self.forward();
-        self.push(kind, start);
-        Ok(())
+        self.push_indicator(kind, 1)
     }
 
     pub(super) fn fetch_flow_entry(&mut self) -> Scan<()> {
         self.allow_simple_key = true;
         self.remove_possible_simple_key()?;
-        let start = self.mark;
-        self.forward();
-        self.push(TokenKind::FlowEntry, start);
-        Ok(())
+        self.push_indicator(TokenKind::FlowEntry, 1)
     }
 
     /// In block context, `-` or `?` may open a collection at this column
@@ -194,20 +182,14 @@ impl Scanner<'_> {
         self.open_block_collection("sequence entries", TokenKind::BlockSequenceStart)?;
         self.allow_simple_key = true;
         self.remove_possible_simple_key()?;
-        let start = self.mark;
-        self.forward();
-        self.push(TokenKind::BlockEntry, start);
-        Ok(())
+        self.push_indicator(TokenKind::BlockEntry, 1)
     }
 
     pub(super) fn fetch_key(&mut self) -> Scan<()> {
         self.open_block_collection("mapping keys", TokenKind::BlockMappingStart)?;
         self.allow_simple_key = self.flow_level == 0;
         self.remove_possible_simple_key()?;
-        let start = self.mark;
-        self.forward();
-        self.push(TokenKind::Key, start);
-        Ok(())
+        self.push_indicator(TokenKind::Key, 1)
     }
 
     pub(super) fn fetch_value(&mut self) -> Scan<()> {
@@ -255,10 +237,7 @@ impl Scanner<'_> {
             self.allow_simple_key = self.flow_level == 0;
             self.remove_possible_simple_key()?;
         }
-        let start = self.mark;
-        self.forward();
-        self.push(TokenKind::Value, start);
-        Ok(())
+        self.push_indicator(TokenKind::Value, 1)
     }
 
     pub(super) fn fetch_anchor(&mut self, alias: bool) -> Scan<()> {
@@ -314,11 +293,7 @@ impl Scanner<'_> {
             self.forward_n(2);
             let suffix = self.scan_tag_uri(UriOf::Tag, start)?;
             if self.peek() != '>' {
-                return Err(self.error(
-                    "while parsing a tag",
-                    start,
-                    format!("expected '>', but found {}", py_repr(self.peek())),
-                ));
+                return Err(self.expected("while parsing a tag", start, "'>'"));
             }
             self.forward();
             (None, suffix)
@@ -341,11 +316,7 @@ impl Scanner<'_> {
             (Some(handle), suffix)
         };
         if !is_space_or_end(self.peek()) {
-            return Err(self.error(
-                "while scanning a tag",
-                start,
-                format!("expected ' ', but found {}", py_repr(self.peek())),
-            ));
+            return Err(self.expected("while scanning a tag", start, "' '"));
         }
         self.push(TokenKind::Tag(handle, suffix), start);
         Ok(())

@@ -242,14 +242,7 @@ impl<'t> Scanner<'t> {
             self.forward_inline_to(stop);
         }
         if !is_break_or_end(self.peek()) {
-            return Err(self.error(
-                context,
-                start,
-                format!(
-                    "expected a comment or a line break, but found {}",
-                    py_repr(self.peek())
-                ),
-            ));
+            return Err(self.expected(context, start, "a comment or a line break"));
         }
         self.scan_line_break();
         Ok(())
@@ -298,6 +291,16 @@ impl<'t> Scanner<'t> {
 
     fn error(&self, context: &'static str, context_mark: Mark, problem: String) -> YamlError {
         YamlError::new(Some(context), Some(context_mark), problem, self.mark)
+    }
+
+    /// PyYAML's "expected X, but found C" at the cursor, C its character.
+    fn expected(&self, context: &'static str, context_mark: Mark, what: &str) -> YamlError {
+        let found = py_repr(self.peek());
+        self.error(
+            context,
+            context_mark,
+            format!("expected {what}, but found {found}"),
+        )
     }
 
     fn too_deep(&self) -> YamlError {
@@ -419,5 +422,14 @@ impl<'t> Scanner<'t> {
     fn push(&mut self, kind: TokenKind, start: Mark) {
         let end = self.mark;
         self.tokens.push_back(Token { kind, start, end });
+    }
+
+    /// A token of `chars` indicator characters at the cursor (`-`, `[`,
+    /// `---`): moves over them and queues the token.
+    fn push_indicator(&mut self, kind: TokenKind, chars: usize) -> Scan<()> {
+        let start = self.mark;
+        self.forward_n(chars);
+        self.push(kind, start);
+        Ok(())
     }
 }

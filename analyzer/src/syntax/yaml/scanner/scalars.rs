@@ -30,48 +30,13 @@ impl Scanner<'_> {
         let start = self.mark;
         self.forward();
         // Indicators: chomping (`+`/`-`) and indentation (1-9), either order.
-        let mut chomping: Option<bool> = None;
-        let mut increment: Option<u32> = None;
-        let c = self.peek();
-        if matches!(c, '+' | '-') {
-            chomping = Some(c == '+');
-            self.forward();
-            if let Some(digit) = self.peek().to_digit(10) {
-                if digit == 0 {
-                    return Err(self.error(
-                        CONTEXT,
-                        start,
-                        "expected indentation indicator in the range 1-9, but found 0".into(),
-                    ));
-                }
-                increment = Some(digit);
-                self.forward();
-            }
-        } else if let Some(digit) = c.to_digit(10) {
-            if digit == 0 {
-                return Err(self.error(
-                    CONTEXT,
-                    start,
-                    "expected indentation indicator in the range 1-9, but found 0".into(),
-                ));
-            }
-            increment = Some(digit);
-            self.forward();
-            let c = self.peek();
-            if matches!(c, '+' | '-') {
-                chomping = Some(c == '+');
-                self.forward();
-            }
+        let mut chomping = self.chomping_indicator();
+        let increment = self.indentation_indicator(start)?;
+        if chomping.is_none() && increment.is_some() {
+            chomping = self.chomping_indicator();
         }
         if !is_space_or_end(self.peek()) {
-            return Err(self.error(
-                CONTEXT,
-                start,
-                format!(
-                    "expected chomping or indentation indicators, but found {}",
-                    py_repr(self.peek())
-                ),
-            ));
+            return Err(self.expected(CONTEXT, start, "chomping or indentation indicators"));
         }
         // The rest of the header line.
         self.end_of_line(CONTEXT, start)?;
@@ -133,6 +98,31 @@ impl Scanner<'_> {
             start,
             end,
         })
+    }
+
+    /// A block scalar header's `+` (keep, `Some(true)`) or `-` (strip).
+    fn chomping_indicator(&mut self) -> Option<bool> {
+        let c = self.peek();
+        matches!(c, '+' | '-').then(|| {
+            self.forward();
+            c == '+'
+        })
+    }
+
+    /// A block scalar header's indentation indicator, 1 to 9.
+    fn indentation_indicator(&mut self, start: Mark) -> Scan<Option<u32>> {
+        let Some(digit) = self.peek().to_digit(10) else {
+            return Ok(None);
+        };
+        if digit == 0 {
+            return Err(self.error(
+                "while scanning a block scalar",
+                start,
+                "expected indentation indicator in the range 1-9, but found 0".into(),
+            ));
+        }
+        self.forward();
+        Ok(Some(digit))
     }
 
     pub(super) fn at_end(&self) -> bool {
