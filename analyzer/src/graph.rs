@@ -349,3 +349,33 @@ pub fn mermaid(bundle: &Bundle, graph: &TransitionGraph) -> String {
     }
     out
 }
+
+/// The context variables routing reads: the keys of `context_equals` rules
+/// and the `${…}` references of `context_expression` rules, each once, in
+/// rule order.
+pub fn routing_variables(bundle: &Bundle) -> Vec<String> {
+    use crate::model::ConditionType;
+    let mut out: Vec<String> = Vec::new();
+    for rule in &bundle.rules {
+        match rule.condition_type {
+            Some(ConditionType::ContextEquals) => {
+                if let Some(key) = &rule.condition_key {
+                    if !out.contains(&key.text) {
+                        out.push(key.text.clone());
+                    }
+                }
+            }
+            Some(ConditionType::ContextExpression) => {
+                if let Some(Ok((expr, _))) = rule
+                    .context_expression
+                    .as_ref()
+                    .map(|e| crate::syntax::expression::compile(&e.text))
+                {
+                    expr.refs(&mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

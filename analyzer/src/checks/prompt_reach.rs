@@ -327,10 +327,9 @@ const CALL_VERBS: &[&str] = &[
 /// verb among the three words before it, or `(` right after it.
 fn phrased_as_call(text: &str, at: usize, len: usize) -> bool {
     let before = &text[..at];
-    // Within the same sentence or line.
-    let clause = before
-        .rfind(['.', '!', '?', ':', ';', '\n'])
-        .map_or(before, |i| &before[i + 1..]);
+    // Within the same sentence, which may wrap onto the next line of a
+    // prompt; a list item or a paragraph starts a new one.
+    let clause = &before[clause_start(before)..];
     let words: Vec<String> = clause
         .split_whitespace()
         .map(|w| {
@@ -354,6 +353,35 @@ fn phrased_as_call(text: &str, at: usize, len: usize) -> bool {
             .rev()
             .take(4)
             .any(|w| CALL_VERBS.contains(&w.as_str()))
+}
+
+/// Where the sentence ending at the end of `before` starts: after sentence
+/// punctuation, or at a line that starts a list item or follows a blank line.
+fn clause_start(before: &str) -> usize {
+    let bytes = before.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        match bytes[i] {
+            b'.' | b'!' | b'?' | b':' | b';' => return i + 1,
+            b'\n' => {
+                let line = before[i + 1..].trim_start();
+                let item = line.starts_with("- ")
+                    || line.starts_with("* ")
+                    || line.split_once(". ").is_some_and(|(n, _)| {
+                        !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())
+                    });
+                let paragraph = before[..i]
+                    .trim_end_matches([' ', '\t', '\r'])
+                    .ends_with('\n');
+                if item || paragraph || i == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    0
 }
 
 fn uncallable_tools(
@@ -457,6 +485,24 @@ mod tests {
         // The receiver is the end of what comes before, as it always was.
         assert!(read("subcontext.plan_id", "plan_id"));
         assert!(!read("é.plan_id", "plan_id"));
+    }
+
+    #[test]
+    fn a_call_wrapped_onto_the_next_line_is_a_call() {
+        let t = "9. If it needs a credential, call\n   `record_integration_need`. Then stop.";
+        let at = t.find("record_integration_need").unwrap();
+        assert!(phrased_as_call(t, at, "record_integration_need".len()));
+        // A new list item or paragraph is a new sentence.
+        for t in [
+            "- call it when ready\n- `record_integration_need` lists needs",
+            "Then call it\n\n`record_integration_need` lists needs",
+        ] {
+            let at = t.find("record_integration_need").unwrap();
+            assert!(
+                !phrased_as_call(t, at, "record_integration_need".len()),
+                "{t}"
+            );
+        }
     }
 
     #[test]

@@ -345,7 +345,7 @@ fn signature(
 
 /// An agent that owns an auto tool gets no LLM-callable tools at all.
 fn auto_agents_with_bound_tools(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
-    for tool in &bundle.tools {
+    for (index, tool) in bundle.tools.iter().enumerate() {
         if tool.auto_tool_call || !tool.bind_to_agent {
             continue;
         }
@@ -357,22 +357,125 @@ fn auto_agents_with_bound_tools(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 .tools
                 .iter()
                 .find(|t| t.auto_tool_call && t.agents.iter().any(|a| a.text == agent.text));
-            if let Some(auto_fn) = auto.and_then(|t| t.function.as_ref()) {
-                out.push(
-                    Diagnostic::new(
-                        Rule::UnboundTool,
-                        function.file,
-                        function.range,
-                        format!(
-                            "`{}` is never offered to `{}`: an agent that owns an auto tool gets no LLM-callable tools; move it to another agent, or make it an auto tool",
-                            function.text, agent.text
-                        ),
-                    )
-                    .with_related(auto_fn.file, auto_fn.range, format!("`{}` makes `{}` an auto-tool agent", auto_fn.text, agent.text)),
-                );
-            }
+            let Some((auto, auto_fn)) = auto.and_then(|t| Some((t, t.function.as_ref()?))) else {
+                continue;
+            };
+            let advice = unbound_tool_advice(bundle, index, auto, &agent.text);
+            out.push(
+                Diagnostic::new(
+                    Rule::UnboundTool,
+                    function.file,
+                    function.range,
+                    format!(
+                        "`{}` is never offered to `{}`: an agent that owns an auto tool gets no LLM-callable tools; {advice}",
+                        function.text, agent.text
+                    ),
+                )
+                .with_related(auto_fn.file, auto_fn.range, format!("`{}` makes `{}` an auto-tool agent", auto_fn.text, agent.text)),
+            );
         }
     }
+}
+
+/// What to do about an LLM tool bound to an auto-tool agent, offering only
+/// what leaves the bundle loadable and the tool callable: another agent
+/// that owns no auto tool; making it an auto tool only when the agent's
+/// auto tool is not an outcome tool (which must be its only auto tool) and
+/// its output model fills every required parameter.
+fn unbound_tool_advice(
+    bundle: &Bundle,
+    index: usize,
+    auto: &crate::model::Tool,
+    agent: &str,
+) -> String {
+    let mut options = Vec::new();
+    let free: Vec<&str> = bundle
+        .agents
+        .iter()
+        .map(|a| a.name.text.as_str())
+        .filter(|name| {
+            *name != agent
+                && !bundle
+                    .tools
+                    .iter()
+                    .any(|t| t.auto_tool_call && t.agents.iter().any(|a| a.text == *name))
+        })
+        .collect();
+    if let Some(first) = free.first() {
+        options.push(format!(
+            "bind it to an agent that owns no auto tool (such as `{first}`)"
+        ));
+    }
+    let auto_name = auto.function.as_ref().map_or("?", |f| f.text.as_str());
+    let blocked = match (&auto.outcome, unfilled_parameter(bundle, index, agent)) {
+        (Some(_), _) => Some(format!(
+            "its auto tool `{auto_name}` is an outcome tool, which must be its only auto tool"
+        )),
+        (None, Some(why)) => Some(why),
+        (None, None) => {
+            options.push(format!(
+                "make it an auto tool, called after each turn of `{agent}` with its output's fields"
+            ));
+            None
+        }
+    };
+    match (options.is_empty(), blocked) {
+        (true, Some(why)) => format!(
+            "every other agent owns an auto tool too, and it cannot become an auto tool of `{agent}` ({why}): remove this binding, or add an agent without an auto tool to call it"
+        ),
+        _ => options.join(", or "),
+    }
+}
+
+/// Why the tool's function could not run as an auto tool of `agent`: a
+/// required parameter its registry model does not fill, as the auto-tool
+/// handler passes them (runtime-semantics §5.4); `None` when every one is.
+fn unfilled_parameter(bundle: &Bundle, index: usize, agent: &str) -> Option<String> {
+    let Some(function) = bundle
+        .bindings
+        .iter()
+        .find_map(|b| match (b.owner, &b.target) {
+            (BindingOwner::Tool(i), BindingTarget::File(file)) if i == index => {
+                let name = b.function.as_ref()?;
+                bundle
+                    .python
+                    .iter()
+                    .find(|p| p.file == *file)?
+                    .module
+                    .function(&name.text)
+            }
+            _ => None,
+        })
+    else {
+        return Some("mzk cannot read its function to tell what it needs".to_string());
+    };
+    let Some(model) = bundle
+        .registry_model(agent)
+        .and_then(|m| bundle.model(&m.text))
+    else {
+        return Some(format!(
+            "`{agent}` has no registry model to fill its parameters"
+        ));
+    };
+    function
+        .params
+        .iter()
+        .find(|p| {
+            !(p.has_default
+                || matches!(p.kind, ParamKind::VarPositional | ParamKind::VarKeyword)
+                || AUTO_TOOL_METADATA.contains(&p.name.as_str())
+                || p.name == "context_variables"
+                || model
+                    .fields
+                    .iter()
+                    .any(|f| auto_tool_key(&f.name.text) == auto_tool_key(&p.name)))
+        })
+        .map(|p| {
+            format!(
+                "`{agent}`'s output does not fill the parameter `{}`",
+                p.name
+            )
+        })
 }
 
 /// `context_variables.set("key", …)` on a key that is not declared fails at

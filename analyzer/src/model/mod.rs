@@ -3,11 +3,13 @@
 //! (possibly partial) files: what is valid is kept, what is not was reported.
 
 pub mod authority;
+pub mod auto_tool_args;
 pub mod domains;
 pub(crate) mod file_cache;
 mod lower;
 pub mod mentions;
 pub mod python;
+pub mod python_imports;
 pub mod symbols;
 pub mod writes;
 
@@ -73,6 +75,10 @@ pub struct Bundle {
     pub bindings: Vec<python::Binding>,
     /// The Python files those bindings name, parsed.
     pub python: Vec<python::PythonFile>,
+    /// The modules those import from the bundle or `_shared`, parsed.
+    pub imported_python: Vec<python_imports::ImportedModule>,
+    /// What the names they import stand for.
+    pub python_links: python_imports::Links,
     /// Declared variables and models that no YAML reference names but that
     /// some code, UI or data file of the bundle or of the workflows root's
     /// shared folders mentions (see [`mentions::scan`]). Set once, through a

@@ -57,7 +57,7 @@ pub struct PythonFile {
 }
 
 /// Normalises `a/b/../c` lexically (no file system access, symlinks are not followed).
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -72,7 +72,7 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 /// A path relative to the bundle folder, with `../` for files beside it.
-fn relative_to(dir: &Path, path: &Path) -> String {
+pub(crate) fn relative_to(dir: &Path, path: &Path) -> String {
     if let Ok(rest) = path.strip_prefix(dir) {
         return rest.to_string_lossy().replace('\\', "/");
     }
@@ -160,6 +160,7 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
         };
         bundle.python.push(PythonFile { file: id, module });
     }
+    super::python_imports::load(bundle, fs, cache);
 }
 
 fn resolve(

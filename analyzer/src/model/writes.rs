@@ -1,719 +1,869 @@
-//! The context writes of the bundle's bound Python modules, read as far as
-//! they can be read with certainty: `context_variables.set("key", value)`
-//! with a literal key and a value that is a constant or a parameter of the
-//! enclosing function. Anything else that could write a key — a computed
-//! key, the bridge handed to another function or stored under another name,
-//! item assignment, `update` — makes the module *opaque*: from then on no
-//! key that Python code may write has a known set of values.
+//! The context writes of the bundle's Python code, followed as mozaiks runs
+//! it: from each bound function, with the bridge mozaiks injects
+//! (runtime-semantics §5: a tool's or lifecycle tool's `context_variables`
+//! parameter, a middleware's `capture.context_variables`), through the
+//! helpers of the same module it hands the bridge to, with the values passed
+//! in. The guards real tools write (`if context_variables is not None`,
+//! `hasattr(…, "set")`, an early `return` when it is missing) hold, since
+//! mozaiks always passes the bridge.
+//!
+//! Anything that could write a key this reader does not see — the bridge
+//! handed to code it does not read, kept in an object, used through an
+//! unknown method, a key it cannot compute — makes the reading *opaque*:
+//! from then on no key that Python code may write has a known set of values.
 
+use super::auto_tool_args::param_values;
+use super::python::{BindingOwner, BindingTarget};
+use super::python_imports::{module_of, Link, ModuleRef};
 use super::Bundle;
 use crate::diagnostics::FileId;
-use crate::hash::{HashMap, HashSet};
-use crate::syntax::python_strings::{string_literal_end, Unclosed};
+use crate::hash::HashMap;
+use crate::syntax::python_effects::{
+    Call, Cond, Effect, FunctionEffects, ModuleEffects, ParamIx, StrOp, Sym, WriteKind,
+    BRIDGE_METHODS, BRIDGE_READ_METHODS,
+};
 use crate::syntax::{TextRange, Value};
 
-/// What one `set("key", value)` writes.
+/// What one write puts under its key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Written {
     /// A constant (`"approved"`, `True`, `3`, `None`); `pop`/`delete` write null.
     Const(Value),
-    /// A parameter of the enclosing top-level function, never reassigned in it.
+    /// A parameter of the bound function, as mozaiks passes it.
     Param { function: String, param: String },
-    /// Anything else (a call, an expression, a reassigned parameter).
+    /// Anything else: why its value is not known.
     Other(String),
 }
 
 #[derive(Debug, Clone)]
 pub struct Write {
-    pub file: FileId,
-    /// The key literal.
-    pub range: TextRange,
+    /// Where the write is written (the bound function's module or a
+    /// helper's): "`tools/x.py` line 12".
+    pub at: String,
     pub value: Written,
-    /// The enclosing top-level function, if any.
-    pub function: Option<String>,
-    /// The write is a statement of the function's own body (not inside an
-    /// `if`, loop, `try` or `with`), after no `return` or `raise`: it runs
-    /// on every call that does not fail first.
+    /// The bound function whose call makes it, and its module.
+    pub entry_file: FileId,
+    pub function: String,
+    /// It runs on every call of the bound function that does not fail first.
     pub unconditional: bool,
 }
 
-/// The writes of every bound module of a bundle.
+/// The writes of the bundle's Python code.
 #[derive(Debug, Clone, Default)]
 pub struct PythonWrites {
-    /// Why some module may write keys that cannot be followed (a file, a line).
+    /// Why some code may write keys that cannot be followed (a file, a line).
     pub opaque: Option<String>,
-    /// Literal key → its writes.
+    /// Key → its writes.
     pub writes: HashMap<String, Vec<Write>>,
-    /// String literals used other than as the key of a followed `get`/`set`
-    /// (a dict key, a constant, a subscript): such a key may be written
-    /// through a path that is not followed.
-    pub other_uses: HashSet<String>,
-    /// The modules read, whose built names (f-strings, concatenations) may
-    /// be keys; parsed only when a key needs it.
-    read_files: Vec<FileId>,
 }
 
-impl PythonWrites {
-    /// Whether some module may build `key` from parts.
-    pub fn builds(&self, bundle: &Bundle, key: &str) -> bool {
-        self.read_files.iter().any(|id| {
-            bundle
-                .file(*id)
-                .is_some_and(|f| bundle.built.scan(&f.text).builds(key))
-        })
-    }
-}
+/// Helpers followed at most this deep.
+const MAX_DEPTH: usize = 8;
+/// Most values one expression is followed with.
+const MAX_ALTERNATIVES: usize = 64;
 
-/// A string literal found by [`mask`]: its range (quotes included) and its
-/// value when it is a plain literal (no prefix but `r`/`u`, no escapes).
-struct Literal {
-    start: usize,
-    end: usize,
-    value: Option<String>,
-}
-
-/// Blanks comments and string contents (keeping the quotes) so that code can
-/// be scanned for names, and lists the string literals.
-fn mask(src: &str) -> (Vec<u8>, Vec<Literal>) {
-    let bytes = src.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut literals = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'#' {
-            while i < bytes.len() && bytes[i] != b'\n' {
-                out[i] = b' ';
-                i += 1;
-            }
-            continue;
-        }
-        if b == b'"' || b == b'\'' {
-            // The prefix letters just before the quote.
-            let mut p = i;
-            while p > 0 && bytes[p - 1].is_ascii_alphabetic() && i - (p - 1) <= 2 {
-                p -= 1;
-            }
-            let prefix_ok =
-                p == 0 || !(bytes[p - 1].is_ascii_alphanumeric() || bytes[p - 1] == b'_');
-            let prefix = if prefix_ok { &src[p..i] } else { "" };
-            let plain_prefix = prefix.chars().all(|c| matches!(c, 'r' | 'R' | 'u' | 'U'));
-            let triple = bytes.get(i + 1) == Some(&b) && bytes.get(i + 2) == Some(&b);
-            let open = if triple { 3 } else { 1 };
-            let body_start = i + open;
-            // An unclosed literal runs to its line break or the end.
-            let (body_end, j) = match string_literal_end(bytes, i) {
-                Ok(end) => (end - open, end),
-                Err(Unclosed::AtLineBreak(at)) => (at, at),
-                Err(Unclosed::AtEnd) => (bytes.len(), bytes.len()),
-            };
-            let escaped = bytes
-                .get(body_start..body_end)
-                .is_some_and(|body| body.contains(&b'\\'));
-            for c in out
-                .iter_mut()
-                .take(body_end.min(bytes.len()))
-                .skip(body_start)
-            {
-                if *c != b'\n' {
-                    *c = b' ';
-                }
-            }
-            let value = (plain_prefix && !escaped && !triple)
-                .then(|| {
-                    src.get(body_start..body_end.min(bytes.len()))
-                        .map(str::to_string)
-                })
-                .flatten();
-            literals.push(Literal {
-                start: i,
-                end: j,
-                value,
-            });
-            i = j.max(i + 1);
-            continue;
-        }
-        i += 1;
-    }
-    (out, literals)
-}
-
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
-fn skip_space(m: &[u8], mut i: usize) -> usize {
-    while i < m.len() && matches!(m[i], b' ' | b'\t' | b'\n' | b'\r' | b'\\') {
-        i += 1;
-    }
-    i
-}
-
-/// The end of the bracketed argument list opening at `open` (its `(`), or
-/// `None` when it is not closed. Strings are already blanked.
-fn close_paren(m: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, &c) in m.iter().enumerate().skip(open) {
-        match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Splits `m[from..to]` at top-level commas.
-fn split_args(m: &[u8], from: usize, to: usize) -> Vec<(usize, usize)> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0usize, from);
-    for (k, &c) in m.iter().enumerate().take(to).skip(from) {
-        match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b',' if depth == 0 => {
-                parts.push((start, k));
-                start = k + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push((start, to));
-    parts
-}
-
-fn trim(src: &str, (a, b): (usize, usize)) -> (usize, usize) {
-    let s = &src[a..b];
-    let lead = s.len() - s.trim_start().len();
-    let trail = s.len() - s.trim_end().len();
-    (a + lead, (b - trail).max(a + lead))
-}
-
-/// Reads all bound modules of the bundle, up to the first opaque one (after
-/// which nothing Python writes can be followed).
+/// Reads the writes of every bound function.
 pub fn read(bundle: &Bundle) -> PythonWrites {
-    let mut out = PythonWrites::default();
-    for py in &bundle.python {
-        let Some(file) = bundle.file(py.file) else {
+    let mut reader = Reader {
+        bundle,
+        out: PythonWrites::default(),
+        seen: Vec::new(),
+        entry_values: Vec::new(),
+    };
+    for binding in &bundle.bindings {
+        let (BindingTarget::File(file), Some(function)) = (&binding.target, &binding.function)
+        else {
             continue;
         };
-        if py.module.too_large || py.module.syntax_error.is_some() {
-            out.opaque
-                .get_or_insert_with(|| format!("`{}` could not be read", file.relative));
-        } else {
-            read_module(&file.text, py, &file.relative, &mut out);
-            out.read_files.push(py.file);
+        let Some(py) = bundle.python.iter().find(|p| p.file == *file) else {
+            continue;
+        };
+        let relative = bundle.file(*file).map_or("?", |f| f.relative.as_str());
+        let Some(effects) = &py.module.effects else {
+            reader.opaque(format!("`{relative}` could not be read"));
+            break;
+        };
+        let Some(f) = effects.function(&function.text) else {
+            continue;
+        };
+        // The argument that carries the bridge.
+        let bridge = match binding.owner {
+            BindingOwner::Tool(_) | BindingOwner::Lifecycle(_) => {
+                f.param("context_variables").map(|i| (i, Val::Bridge))
+            }
+            BindingOwner::Middleware(_) => (f.positional > 0).then_some((0, Val::Capture)),
+        };
+        let Some((at, carrier)) = bridge else {
+            continue;
+        };
+        let key = (*file, function.text.clone(), at);
+        if reader.seen.contains(&key) {
+            continue;
         }
-        if out.opaque.is_some() {
+        reader.seen.push(key);
+        let args = (0..f.params.len())
+            .map(|i| {
+                if i == at as usize {
+                    vec![carrier.clone()]
+                } else {
+                    vec![Val::EntryParam(i as ParamIx)]
+                }
+            })
+            .collect();
+        reader.entry_values = f
+            .params
+            .iter()
+            .map(|p| match param_values(bundle, *file, &function.text, p) {
+                Ok((values, _, false)) => Some(values),
+                _ => None,
+            })
+            .collect();
+        let entry = Entry {
+            file: *file,
+            function: f,
+        };
+        let frame = Frame {
+            at: ModuleRef::Bound(*file),
+            module: effects,
+            args,
+        };
+        reader.visit(&entry, &frame, f, true, &mut Vec::new());
+        if reader.out.opaque.is_some() {
             break;
         }
     }
-    out
+    reader.out
 }
 
-fn read_module(src: &str, py: &super::python::PythonFile, relative: &str, out: &mut PythonWrites) {
-    let (m, literals) = mask(src);
-    let line_of = |at: usize| src[..at].matches('\n').count() + 1;
-    let by_start: HashMap<usize, usize> = literals
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.start, i))
-        .collect();
-    // Literals consumed as keys of followed calls.
-    let mut consumed: HashSet<usize> = HashSet::default();
-    let mut defs: Vec<(usize, &str)> = py
-        .module
-        .defined
-        .iter()
-        .map(|(n, r)| (r.start as usize, n.as_str()))
-        .collect();
-    defs.sort();
-    let layout = Layout::of(&m);
-    let mut bodies: Bodies = HashMap::default();
-    let mut rebound: HashMap<(usize, String), bool> = HashMap::default();
-    let mut i = 0;
-    // Once a module is opaque nothing else it does matters.
-    while i < m.len() && out.opaque.is_none() {
-        if !is_name_byte(m[i]) || (i > 0 && is_name_byte(m[i - 1])) {
-            i += 1;
-            continue;
+/// A value an expression may have.
+#[derive(Debug, Clone, PartialEq)]
+enum Val {
+    Value(Value),
+    /// A member of a module's `Enum`: its value, and whether it is a `str`.
+    Member(Value, bool),
+    /// mozaiks' context bridge.
+    Bridge,
+    /// A middleware's capture object: its `context_variables` is the bridge.
+    Capture,
+    /// A parameter of the bound function, as mozaiks passes it.
+    EntryParam(ParamIx),
+    /// A part of the bridge that writes when used (`set` as a value, a
+    /// private attribute): any use of it is not followed.
+    Internals,
+    /// Not known: why, and where.
+    Unknown(String),
+}
+
+struct Entry<'m> {
+    file: FileId,
+    function: &'m FunctionEffects,
+}
+
+/// A function being followed: its module and what each parameter holds.
+struct Frame<'m> {
+    at: ModuleRef,
+    module: &'m ModuleEffects,
+    args: Vec<Vec<Val>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tri {
+    True,
+    False,
+    Maybe,
+}
+
+struct Reader<'b> {
+    bundle: &'b Bundle,
+    out: PythonWrites,
+    seen: Vec<(FileId, String, ParamIx)>,
+    /// The values mozaiks may pass to each parameter of the bound function
+    /// being followed, where they are a known set (an auto tool's literal
+    /// fields): what a lookup or a string method computes from.
+    entry_values: Vec<Option<Vec<Value>>>,
+}
+
+impl<'b> Reader<'b> {
+    fn opaque(&mut self, why: String) {
+        self.out.opaque.get_or_insert(why);
+    }
+
+    fn at(&self, module: ModuleRef, range: TextRange) -> String {
+        place(self.bundle, module, range)
+    }
+
+    fn text(&self, module: ModuleRef, range: TextRange) -> String {
+        source_of(self.bundle, module)
+            .and_then(|(_, text, _)| text.get(range.start as usize..range.end as usize))
+            .map_or_else(String::new, |t| {
+                let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+                if t.chars().count() > 60 {
+                    format!("{}…", t.chars().take(60).collect::<String>())
+                } else {
+                    t
+                }
+            })
+    }
+
+    /// Follows the effects of `f` run in `frame`; `certain` when the call
+    /// that got here happens on every call of the bound function.
+    fn visit(
+        &mut self,
+        entry: &Entry<'b>,
+        frame: &Frame<'b>,
+        f: &'b FunctionEffects,
+        certain: bool,
+        stack: &mut Vec<(ModuleRef, *const FunctionEffects)>,
+    ) {
+        if stack.len() > MAX_DEPTH {
+            self.opaque(format!(
+                "{} hands the context on more than {MAX_DEPTH} calls deep",
+                self.at(frame.at, TextRange::new(0, 0))
+            ));
+            return;
         }
-        let start = i;
-        while i < m.len() && is_name_byte(m[i]) {
-            i += 1;
-        }
-        let name = &src[start..i];
-        if !name.contains("context") && !name.contains("ctx") {
-            continue;
-        }
-        let after = skip_space(&m, i);
-        let prev = m[..start]
-            .iter()
-            .rposition(|c| !matches!(c, b' ' | b'\t'))
-            .map(|p| m[p]);
-        // A call of a function whose name mentions context, or the name
-        // in a `def` line: not the bridge itself.
-        if m.get(after) == Some(&b'(') {
-            continue;
-        }
-        let line_start = m[..start]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |p| p + 1);
-        let line = String::from_utf8_lossy(&m[line_start..start]);
-        let line = line.trim_start();
-        let in_signature = py.module.functions.iter().any(|f| {
-            f.params
-                .iter()
-                .any(|p| p.range.start as usize <= start && start < p.range.end as usize)
-        });
-        if in_signature
-            || line.starts_with("def ")
-            || line.starts_with("async def ")
-            || line.starts_with("import ")
-            || line.starts_with("from ")
-        {
-            continue;
-        }
-        if m.get(after) == Some(&b'.') {
-            let method_start = skip_space(&m, after + 1);
-            let mut method_end = method_start;
-            while method_end < m.len() && is_name_byte(m[method_end]) {
-                method_end += 1;
+        stack.push((frame.at, f as *const _));
+        for effect in &f.effects {
+            if self.out.opaque.is_some() {
+                break;
             }
-            let method = &src[method_start..method_end];
-            let paren = skip_space(&m, method_end);
-            if m.get(paren) != Some(&b'(') {
-                // `ctx.attr` without a call: harmless reads (`.keys`) are
-                // calls; anything else is not followed.
-                out.opaque.get_or_insert_with(|| {
-                    format!(
-                        "`{relative}` line {} uses `{name}.{method}`",
-                        line_of(start)
-                    )
-                });
-                continue;
-            }
-            let Some(close) = close_paren(&m, paren) else {
-                continue;
-            };
-            let args = split_args(&m, paren + 1, close);
-            let first = trim(src, args[0]);
-            let key = by_start
-                .get(&first.0)
-                .map(|&l| &literals[l])
-                .filter(|l| l.end == first.1)
-                .and_then(|l| l.value.clone());
-            match (method, key) {
-                ("get" | "snapshot" | "keys" | "items" | "values" | "copy", _)
-                    if method != "get" || args.len() <= 2 =>
-                {
-                    if let Some(&l) = by_start.get(&first.0) {
-                        consumed.insert(l);
+            match effect {
+                Effect::Write {
+                    recv,
+                    kind,
+                    key,
+                    value,
+                    when,
+                    range,
+                } => self.write(entry, frame, recv, *kind, key, value, when, *range, certain),
+                Effect::Invoke { call, when } => {
+                    self.invoke(entry, frame, call, when, certain, stack)
+                }
+                Effect::Escape { recv, what, range } => {
+                    let alts = self.resolve(frame, recv, 0);
+                    // The capture's other attributes and methods are its own
+                    // (mozaiks 0.2.0's `_PromptCapture`: `name`,
+                    // `system_message`, `update_system_message`): using
+                    // them leaves the bridge where it is.
+                    let capture_attribute =
+                        matches!(&**what, "reads an attribute of" | "sets an attribute of")
+                            || what.starts_with("calls `.");
+                    if alts.iter().any(|v| match v {
+                        Val::Bridge | Val::Internals => true,
+                        Val::Capture => !capture_attribute,
+                        _ => false,
+                    }) {
+                        let text = self.text(frame.at, *range);
+                        self.opaque(format!(
+                            "{} {what} the context (`{text}`)",
+                            self.at(frame.at, *range)
+                        ));
                     }
                 }
-                ("set", Some(key)) if args.len() == 2 => {
-                    consumed.insert(by_start[&first.0]);
-                    let value_range = trim(src, args[1]);
-                    let value = written(src, value_range, start, &defs, &mut rebound);
-                    let (function, unconditional) =
-                        placement(&layout, &m, start, &defs, &mut bodies);
-                    out.writes.entry(key).or_default().push(Write {
-                        file: py.file,
-                        range: TextRange::new(first.0 as u32, first.1 as u32),
-                        value,
-                        function,
-                        unconditional,
-                    });
-                }
-                ("pop" | "delete", Some(key)) => {
-                    consumed.insert(by_start[&first.0]);
-                    let (function, unconditional) =
-                        placement(&layout, &m, start, &defs, &mut bodies);
-                    out.writes.entry(key).or_default().push(Write {
-                        file: py.file,
-                        range: TextRange::new(first.0 as u32, first.1 as u32),
-                        value: Written::Const(Value::Null),
-                        function,
-                        unconditional,
-                    });
+            }
+        }
+        stack.pop();
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        entry: &Entry<'b>,
+        frame: &Frame<'b>,
+        recv: &Sym,
+        kind: WriteKind,
+        key: &Sym,
+        value: &Sym,
+        when: &Cond,
+        range: TextRange,
+        certain: bool,
+    ) {
+        let recv = self.resolve(frame, recv, 0);
+        if !recv
+            .iter()
+            .any(|v| matches!(v, Val::Bridge | Val::Internals))
+        {
+            return;
+        }
+        if !recv
+            .iter()
+            .all(|v| matches!(v, Val::Bridge | Val::Value(Value::Null)))
+        {
+            self.opaque(format!(
+                "{} writes through a value that may be the context",
+                self.at(frame.at, range)
+            ));
+            return;
+        }
+        let when = self.decide(frame, when);
+        if when == Tri::False {
+            return;
+        }
+        let unconditional = certain && when == Tri::True && recv.iter().all(|v| *v == Val::Bridge);
+        let mut keys = Vec::new();
+        for k in self.resolve(frame, key, 0) {
+            match k {
+                // The bridge strips its keys.
+                Val::Value(Value::Str(s)) | Val::Member(Value::Str(s), true) => {
+                    keys.push(s.trim().to_string())
                 }
                 _ => {
-                    out.opaque.get_or_insert_with(|| {
-                        format!(
-                            "`{relative}` line {} calls `{name}.{method}(…)` with a key mzk does not follow",
-                            line_of(start)
-                        )
-                    });
+                    let text = self.text(frame.at, range);
+                    self.opaque(format!(
+                        "{} writes a key mzk cannot compute (`{text}`)",
+                        self.at(frame.at, range)
+                    ));
+                    return;
                 }
             }
-            continue;
         }
-        // The bare name: passed on, stored, subscripted, returned.
-        let _ = prev;
-        out.opaque.get_or_insert_with(|| {
-            format!(
-                "`{relative}` line {} hands `{name}` on or subscripts it",
-                line_of(start)
-            )
-        });
-    }
-    if out.opaque.is_some() {
-        return;
-    }
-    // `.set(<not a literal>, …)` on any receiver: a key computed at run time.
-    let mut from = 0;
-    while let Some(found) = find(&m, b".set(", from) {
-        from = found + 5;
-        let first = skip_space(&m, found + 5);
-        if m.get(first)
-            .is_some_and(|c| *c != b'"' && *c != b'\'' && *c != b')')
-        {
-            out.opaque.get_or_insert_with(|| {
-                format!("`{relative}` line {} sets a computed key", line_of(found))
-            });
-        }
-    }
-    for (i, l) in literals.iter().enumerate() {
-        if !consumed.contains(&i) {
-            if let Some(v) = &l.value {
-                out.other_uses.insert(v.clone());
-            }
-        }
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    hay.get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
-}
-
-/// Lines of a masked module, read once: where each starts, its indentation,
-/// and how many `return`/`raise` lines precede it.
-struct Layout {
-    starts: Vec<usize>,
-    indent: Vec<usize>,
-    blank: Vec<bool>,
-    exits_before: Vec<usize>,
-}
-
-impl Layout {
-    fn of(m: &[u8]) -> Layout {
-        let mut layout = Layout {
-            starts: Vec::new(),
-            indent: Vec::new(),
-            blank: Vec::new(),
-            exits_before: Vec::new(),
+        let values: Vec<Written> = match kind {
+            WriteKind::Remove => vec![Written::Const(Value::Null)],
+            WriteKind::Set => self
+                .resolve(frame, value, 0)
+                .into_iter()
+                .map(|v| match v {
+                    Val::Value(v) | Val::Member(v, true) => Written::Const(v),
+                    Val::EntryParam(i) => Written::Param {
+                        function: entry.function.name.to_string(),
+                        param: entry.function.params[i as usize].to_string(),
+                    },
+                    Val::Unknown(why) => Written::Other(why),
+                    Val::Member(..) => Written::Other("an `Enum` member".into()),
+                    Val::Bridge | Val::Capture | Val::Internals => {
+                        Written::Other("the context itself".into())
+                    }
+                })
+                .collect(),
         };
-        let mut exits = 0;
-        let mut start = 0;
-        loop {
-            let end = m[start..]
-                .iter()
-                .position(|&c| c == b'\n')
-                .map_or(m.len(), |p| start + p);
-            let line = &m[start..end];
-            let indent = line
-                .iter()
-                .take_while(|c| matches!(c, b' ' | b'\t'))
-                .count();
-            let code = &line[indent..];
-            layout.starts.push(start);
-            layout.indent.push(indent);
-            layout
-                .blank
-                .push(code.iter().all(|c| c.is_ascii_whitespace()));
-            layout.exits_before.push(exits);
-            if code.starts_with(b"return") || code.starts_with(b"raise") {
-                exits += 1;
-            }
-            if end >= m.len() {
-                break;
-            }
-            start = end + 1;
-        }
-        layout
-    }
-
-    fn line(&self, at: usize) -> usize {
-        self.starts.partition_point(|&s| s <= at).saturating_sub(1)
-    }
-}
-
-/// The top-level function enclosing `at`: its start and name.
-fn enclosing<'d>(defs: &[(usize, &'d str)], at: usize) -> Option<(usize, &'d str)> {
-    let i = defs.partition_point(|(s, _)| *s < at);
-    i.checked_sub(1).map(|i| defs[i])
-}
-
-/// Per function start, its body's first line and indentation (computed once).
-type Bodies = HashMap<usize, Option<(usize, usize)>>;
-
-/// The top-level function enclosing `at`, and whether the statement at `at`
-/// is one of its body's own statements with no `return`/`raise` before it.
-fn placement(
-    layout: &Layout,
-    m: &[u8],
-    at: usize,
-    defs: &[(usize, &str)],
-    bodies: &mut Bodies,
-) -> (Option<String>, bool) {
-    let Some((def_start, function)) = enclosing(defs, at) else {
-        return (None, false);
-    };
-    let body = *bodies.entry(def_start).or_insert_with(|| {
-        let def_line = layout.line(def_start);
-        let def_indent = layout.indent[def_line];
-        // The signature ends on the first line that ends with `:` outside
-        // brackets (comments and strings are masked).
-        let mut depth = 0i32;
-        let mut sig_line = None;
-        for l in def_line..layout.starts.len() {
-            let end = layout.starts.get(l + 1).map_or(m.len(), |s| s - 1);
-            let from = if l == def_line {
-                def_start
-            } else {
-                layout.starts[l]
-            };
-            for &c in &m[from..end] {
-                match c {
-                    b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' => depth -= 1,
-                    _ => {}
-                }
-            }
-            let text = &m[layout.starts[l]..end];
-            let trimmed = text
-                .iter()
-                .rposition(|c| !c.is_ascii_whitespace())
-                .map(|p| text[p]);
-            if depth == 0 && trimmed == Some(b':') {
-                sig_line = Some(l);
-                break;
-            }
-        }
-        let first = sig_line? + 1;
-        (first..layout.starts.len())
-            .find(|&l| !layout.blank[l])
-            .filter(|&l| layout.indent[l] > def_indent)
-            .map(|l| (l, layout.indent[l]))
-    });
-    let Some((body_line, body_indent)) = body else {
-        return (Some(function.to_string()), false);
-    };
-    let line = layout.line(at);
-    let own = line >= body_line
-        && layout.indent[line] == body_indent
-        && layout.exits_before[line] == layout.exits_before[body_line];
-    (Some(function.to_string()), own)
-}
-
-/// What the value expression of a `set` writes.
-fn written(
-    src: &str,
-    (a, b): (usize, usize),
-    at: usize,
-    defs: &[(usize, &str)],
-    rebound: &mut HashMap<(usize, String), bool>,
-) -> Written {
-    let text = &src[a..b];
-    let other = || Written::Other(text.to_string());
-    if let Some(v) = python_constant(text) {
-        return Written::Const(v);
-    }
-    let is_name =
-        !text.is_empty() && text.bytes().all(is_name_byte) && !text.as_bytes()[0].is_ascii_digit();
-    if !is_name {
-        return other();
-    }
-    // The enclosing top-level function: the last `def` before the write.
-    let Some((def_start, function)) = enclosing(defs, at) else {
-        return other();
-    };
-    let def_end = defs
-        .get(defs.partition_point(|(s, _)| *s <= def_start))
-        .map_or(src.len(), |(s, _)| *s);
-    let is_rebound = *rebound
-        .entry((def_start, text.to_string()))
-        .or_insert_with(|| reassigned(&src[def_start..def_end], text));
-    if is_rebound {
-        return other();
-    }
-    Written::Param {
-        function: function.to_string(),
-        param: text.to_string(),
-    }
-}
-
-/// A Python constant written as a single token.
-fn python_constant(text: &str) -> Option<Value> {
-    match text {
-        "True" => return Some(Value::Bool(true)),
-        "False" => return Some(Value::Bool(false)),
-        "None" => return Some(Value::Null),
-        _ => {}
-    }
-    if let Ok(i) = text.parse::<i128>() {
-        if !(text.starts_with('+') || text.len() > 1 && text.starts_with('0')) {
-            return Some(Value::Int(i.into()));
-        }
-    }
-    let bytes = text.as_bytes();
-    let quote = *bytes.first()?;
-    if (quote == b'"' || quote == b'\'')
-        && bytes.len() >= 2
-        && bytes[bytes.len() - 1] == quote
-        && !text.contains('\\')
-        && !text.starts_with("\"\"\"")
-        && !text.starts_with("'''")
-    {
-        let body = &text[1..text.len() - 1];
-        if !body.contains(quote as char) && !body.contains('\n') {
-            return Some(Value::Str(body.to_string()));
-        }
-    }
-    None
-}
-
-/// Whether `name` may be rebound inside the function text (assignment,
-/// augmented assignment, walrus, loop or `with`/`except` target, `del`,
-/// `global`), read conservatively on the text.
-fn reassigned(function: &str, name: &str) -> bool {
-    let (m, _) = mask(function);
-    let m = String::from_utf8_lossy(&m).into_owned();
-    // The signature: up to the first `:` that ends the `def` line(s).
-    let body_start = m.find("):").or_else(|| m.find(") ->")).unwrap_or(0);
-    let body = &m[body_start..];
-    let bytes = body.as_bytes();
-    let mut from = 0;
-    while let Some(p) = body[from..].find(name) {
-        let at = from + p;
-        from = at + name.len();
-        let before_ok = at == 0 || !is_name_byte(bytes[at - 1]);
-        let after_ok = bytes.get(from).is_none_or(|b| !is_name_byte(*b));
-        if !before_ok || !after_ok {
-            continue;
-        }
-        let rest = body[from..].trim_start_matches([' ', '\t']);
-        if (rest.starts_with('=') && !rest.starts_with("=="))
-            || rest.starts_with(":=")
-            || rest.starts_with(',')
-            || rest.starts_with(')')
-            || rest.starts_with(']')
-            || [
-                "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "//=", "**=", ">>=", "<<=", "@=",
-            ]
-            .iter()
-            .any(|op| rest.starts_with(op))
-            || rest.starts_with(':') && !rest.starts_with(":=")
-        {
-            // `x = …`, `a, x = …` (conservatively any `x,`), `f(x)` is a
-            // read but `(x)` cannot be told apart cheaply: treated as
-            // possibly rebound only when followed by `=` on its line.
-            if rest.starts_with(',') || rest.starts_with(')') || rest.starts_with(']') {
-                let line_end = rest.find('\n').unwrap_or(rest.len());
-                let line = &rest[..line_end];
-                let assigns = line.match_indices('=').any(|(k, _)| {
-                    let lb = line.as_bytes();
-                    lb.get(k + 1) != Some(&b'=')
-                        && (k == 0 || !matches!(lb[k - 1], b'=' | b'!' | b'<' | b'>'))
+        let at = self.at(frame.at, range);
+        for key in keys {
+            let list = self.out.writes.entry(key).or_default();
+            for v in &values {
+                list.push(Write {
+                    at: at.clone(),
+                    value: v.clone(),
+                    entry_file: entry.file,
+                    function: entry.function.name.to_string(),
+                    unconditional,
                 });
-                let is_for = body[..at]
-                    .rsplit('\n')
-                    .next()
-                    .is_some_and(|l| l.trim_start().starts_with("for "));
-                if assigns || is_for {
-                    return true;
-                }
-                continue;
             }
-            if rest.starts_with(':') {
-                // An annotated assignment `x: int = …` or a slice/dict key; be safe.
-                return true;
-            }
-            return true;
-        }
-        let line_head = body[..at].rsplit('\n').next().unwrap_or("");
-        let head = line_head.trim_start();
-        if head.starts_with("for ")
-            || head.starts_with("async for ")
-            || head.starts_with("del ")
-            || head.starts_with("global ")
-            || head.starts_with("nonlocal ")
-            || line_head.trim_end().ends_with(" as")
-            || line_head.trim_end().ends_with('*')
-        {
-            return true;
         }
     }
-    false
+
+    fn invoke(
+        &mut self,
+        entry: &Entry<'b>,
+        frame: &Frame<'b>,
+        call: &Call,
+        when: &Cond,
+        certain: bool,
+        stack: &mut Vec<(ModuleRef, *const FunctionEffects)>,
+    ) {
+        let args: Vec<Vec<Val>> = call
+            .args
+            .iter()
+            .map(|a| self.resolve(frame, a, 0))
+            .collect();
+        let keywords: Vec<(&str, Vec<Val>)> = call
+            .keywords
+            .iter()
+            .map(|(k, v)| (&**k, self.resolve(frame, v, 0)))
+            .collect();
+        let carries = args
+            .iter()
+            .chain(keywords.iter().map(|(_, v)| v))
+            .flatten()
+            .any(|v| matches!(v, Val::Bridge | Val::Capture | Val::Internals));
+        if !carries {
+            return;
+        }
+        let when = self.decide(frame, when);
+        if when == Tri::False {
+            return;
+        }
+        let Some((callee_at, callee_module, callee)) =
+            self.function(frame.at, frame.module, &call.callee, 0)
+        else {
+            self.opaque(format!(
+                "{} hands the context to `{}`, which mzk does not read",
+                self.at(frame.at, call.range),
+                call.callee
+            ));
+            return;
+        };
+        if stack.contains(&(callee_at, callee as *const _)) {
+            return; // recursion: its effects are being followed already
+        }
+        let Some(params) = bind_arguments(callee, args, keywords) else {
+            self.opaque(format!(
+                "{} hands the context to `{}` with arguments mzk cannot match to its parameters",
+                self.at(frame.at, call.range),
+                call.callee
+            ));
+            return;
+        };
+        let inner = Frame {
+            at: callee_at,
+            module: callee_module,
+            args: params,
+        };
+        self.visit(entry, &inner, callee, certain && when == Tri::True, stack);
+    }
+
+    fn decide(&self, frame: &Frame<'b>, cond: &Cond) -> Tri {
+        match cond {
+            Cond::Present(sym) => {
+                let alts = self.resolve(frame, sym, 0);
+                if !alts.is_empty() && alts.iter().all(|v| matches!(v, Val::Bridge | Val::Capture))
+                {
+                    Tri::True
+                } else if !alts.is_empty() && alts.iter().all(|v| *v == Val::Value(Value::Null)) {
+                    Tri::False
+                } else {
+                    Tri::Maybe
+                }
+            }
+            Cond::IsMapping(sym) => {
+                let alts = self.resolve(frame, sym, 0);
+                if !alts.is_empty()
+                    && alts
+                        .iter()
+                        .all(|v| matches!(v, Val::Bridge | Val::Capture | Val::Value(Value::Null)))
+                {
+                    Tri::False
+                } else {
+                    Tri::Maybe
+                }
+            }
+            Cond::Not(c) => match self.decide(frame, c) {
+                Tri::True => Tri::False,
+                Tri::False => Tri::True,
+                Tri::Maybe => Tri::Maybe,
+            },
+            Cond::And(parts) => {
+                let mut out = Tri::True;
+                for p in parts {
+                    match self.decide(frame, p) {
+                        Tri::False => return Tri::False,
+                        Tri::Maybe => out = Tri::Maybe,
+                        Tri::True => {}
+                    }
+                }
+                out
+            }
+            Cond::Or(parts) => {
+                let mut out = Tri::False;
+                for p in parts {
+                    match self.decide(frame, p) {
+                        Tri::True => return Tri::True,
+                        Tri::Maybe => out = Tri::Maybe,
+                        Tri::False => {}
+                    }
+                }
+                out
+            }
+            Cond::Opaque => Tri::Maybe,
+        }
+    }
+
+    /// The values `sym` may have in `frame`.
+    fn resolve(&self, frame: &Frame<'b>, sym: &Sym, depth: usize) -> Vec<Val> {
+        let unknown = |why: String| vec![Val::Unknown(why)];
+        if depth > MAX_DEPTH {
+            return unknown("a value computed too many steps away".into());
+        }
+        let mut out = match sym {
+            Sym::Const(v) => vec![Val::Value(v.clone())],
+            Sym::Param(i) => frame
+                .args
+                .get(*i as usize)
+                .cloned()
+                .unwrap_or_else(|| unknown("a parameter".into())),
+            Sym::Attr {
+                base,
+                attr,
+                default,
+            } => {
+                let mut out = Vec::new();
+                for v in self.resolve(frame, base, depth + 1) {
+                    match v {
+                        Val::Capture if &**attr == "context_variables" => out.push(Val::Bridge),
+                        // A bound method of the bridge: a read method does
+                        // nothing until called; a write method or private
+                        // state may be used anywhere.
+                        Val::Bridge if BRIDGE_READ_METHODS.contains(&&**attr) => {
+                            out.push(Val::Unknown(format!("the bridge's `{attr}` method")))
+                        }
+                        Val::Bridge
+                            if attr.starts_with('_') || BRIDGE_METHODS.contains(&&**attr) =>
+                        {
+                            out.push(Val::Internals)
+                        }
+                        // mozaiks 0.2.0's `_PromptCapture` keeps the bridge
+                        // only under `context_variables`.
+                        Val::Capture => {
+                            out.push(Val::Unknown(format!("`.{attr}` of the middleware capture")))
+                        }
+                        // The bridge and `None` have no other public
+                        // attribute (`data` raises): `getattr` gives the
+                        // default, an attribute read raises.
+                        Val::Bridge | Val::Value(Value::Null) if !attr.starts_with('_') => {
+                            if let Some(d) = default {
+                                out.extend(self.resolve(frame, d, depth + 1));
+                            }
+                        }
+                        _ => out.push(Val::Unknown(format!("`.{attr}` of a value"))),
+                    }
+                }
+                out
+            }
+            Sym::Global(name) => self.global(frame, name, depth),
+            Sym::Member { value, str_based } => vec![Val::Member(value.clone(), *str_based)],
+            Sym::OneOf(xs) => xs
+                .iter()
+                .flat_map(|x| self.resolve(frame, x, depth + 1))
+                .collect(),
+            Sym::Choose(cond, a, b) => match self.decide(frame, cond) {
+                Tri::True => self.resolve(frame, a, depth + 1),
+                Tri::False => self.resolve(frame, b, depth + 1),
+                Tri::Maybe => {
+                    let mut v = self.resolve(frame, a, depth + 1);
+                    v.extend(self.resolve(frame, b, depth + 1));
+                    v
+                }
+            },
+            Sym::Str(op, x) => self
+                .expand(self.resolve(frame, x, depth + 1))
+                .into_iter()
+                .filter_map(|v| string_op(*op, v))
+                .collect(),
+            Sym::Index {
+                table,
+                key,
+                default,
+            } => self.index(frame, table, key, default.as_deref(), depth),
+            Sym::Dict(_) | Sym::Seq(_) => unknown("a collection".into()),
+            Sym::Call(call) => self.returned(frame, call, depth),
+            Sym::Unknown(range) => {
+                let text = self.text(frame.at, *range);
+                unknown(format!("{} computes `{text}`", self.at(frame.at, *range)))
+            }
+        };
+        dedup(&mut out);
+        if out.len() > MAX_ALTERNATIVES {
+            return unknown("too many values".into());
+        }
+        out
+    }
+
+    /// `vals` with the bound function's parameters replaced by the values
+    /// mozaiks may pass them, for computing with them.
+    fn expand(&self, vals: Vec<Val>) -> Vec<Val> {
+        let mut out = Vec::with_capacity(vals.len());
+        for v in vals {
+            match v {
+                Val::EntryParam(i) => match self.entry_values.get(i as usize) {
+                    Some(Some(values)) => out.extend(values.iter().cloned().map(Val::Value)),
+                    _ => out.push(Val::Unknown(
+                        "a parameter whose values mzk does not know".into(),
+                    )),
+                },
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    /// A module-level name of the frame's module.
+    fn global(&self, frame: &Frame<'b>, name: &str, depth: usize) -> Vec<Val> {
+        match self.defined(frame.at, frame.module, name, 0) {
+            Some((at, module, Defined::Value(sym))) => {
+                // Module-level values read no parameters.
+                let module_frame = Frame {
+                    at,
+                    module,
+                    args: Vec::new(),
+                };
+                self.resolve(&module_frame, sym, depth + 1)
+            }
+            _ => vec![Val::Unknown(format!("`{name}`"))],
+        }
+    }
+
+    /// The function `name` (`helper`, `module.helper`) stands for in a module.
+    fn function(
+        &self,
+        at: ModuleRef,
+        module: &'b ModuleEffects,
+        name: &str,
+        depth: usize,
+    ) -> Option<(ModuleRef, &'b ModuleEffects, &'b FunctionEffects)> {
+        match self.defined(at, module, name, depth)? {
+            (at, module, Defined::Function(f)) => Some((at, module, f)),
+            _ => None,
+        }
+    }
+
+    /// What `name` stands for in a module: its own definition, or through
+    /// its imports of the bundle's code.
+    fn defined(
+        &self,
+        at: ModuleRef,
+        module: &'b ModuleEffects,
+        name: &str,
+        depth: usize,
+    ) -> Option<(ModuleRef, &'b ModuleEffects, Defined<'b>)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some(f) = module.function(name) {
+            return Some((at, module, Defined::Function(f)));
+        }
+        if let Some(sym) = module.global(name) {
+            return Some((at, module, Defined::Value(sym)));
+        }
+        let (head, rest) = match name.split_once('.') {
+            Some((h, r)) => (h, Some(r)),
+            None => (name, None),
+        };
+        let effects_of =
+            |r: ModuleRef| module_of(self.bundle, r).and_then(|m| m.effects.as_deref());
+        match (self.bundle.python_links.get(at, head)?, rest) {
+            (Link::Name(target, imported), None) => {
+                self.defined(*target, effects_of(*target)?, imported, depth + 1)
+            }
+            (Link::Name(target, imported), Some(rest)) => self.defined(
+                *target,
+                effects_of(*target)?,
+                &format!("{imported}.{rest}"),
+                depth + 1,
+            ),
+            (Link::Module(target), Some(rest)) => {
+                self.defined(*target, effects_of(*target)?, rest, depth + 1)
+            }
+            (Link::Module(_), None) => None,
+        }
+    }
+
+    /// `table[key]` / `table.get(key, default)` over a literal table.
+    #[allow(clippy::too_many_arguments)]
+    fn index(
+        &self,
+        frame: &Frame<'b>,
+        table: &Sym,
+        key: &Sym,
+        default: Option<&Sym>,
+        depth: usize,
+    ) -> Vec<Val> {
+        let unknown = |why: &str| vec![Val::Unknown(why.to_string())];
+        let (mut table_sym, mut at, mut module) = (table, frame.at, frame.module);
+        // Follow module-level names to the literal.
+        for _ in 0..MAX_DEPTH {
+            match table_sym {
+                Sym::Global(name) => match self.defined(at, module, name, 0) {
+                    Some((a, m, Defined::Value(s))) => (table_sym, at, module) = (s, a, m),
+                    _ => return unknown("a lookup in a table mzk does not read"),
+                },
+                _ => break,
+            }
+        }
+        let Sym::Dict(items) = table_sym else {
+            return unknown("a lookup in a value that is not a literal table");
+        };
+        let module_frame = Frame {
+            at,
+            module,
+            args: Vec::new(),
+        };
+        let mut entries: Vec<(Value, &Sym)> = Vec::with_capacity(items.len());
+        for (k, v) in items {
+            match &self.resolve(&module_frame, k, depth + 1)[..] {
+                [Val::Value(k)] | [Val::Member(k, true)] => entries.push((k.clone(), v)),
+                _ => return unknown("a table with a key mzk cannot compute"),
+            }
+        }
+        let mut out = Vec::new();
+        for k in self.expand(self.resolve(frame, key, depth + 1)) {
+            let k = match k {
+                Val::Value(k) | Val::Member(k, true) => k,
+                _ => return unknown("a lookup with a key mzk cannot compute"),
+            };
+            // The last entry of equal keys wins, as in a dict display.
+            match entries
+                .iter()
+                .rev()
+                .find(|(e, _)| e.hash_key() == k.hash_key())
+            {
+                Some((_, v)) => out.extend(self.resolve(&module_frame, v, depth + 1)),
+                None => {
+                    if let Some(d) = default {
+                        out.extend(self.resolve(frame, d, depth + 1));
+                    }
+                    // `table[key]` raises: no value on that path.
+                }
+            }
+        }
+        out
+    }
+
+    /// What a call of a module function returns.
+    fn returned(&self, frame: &Frame<'b>, call: &Call, depth: usize) -> Vec<Val> {
+        let Some((callee_at, callee_module, callee)) =
+            self.function(frame.at, frame.module, &call.callee, 0)
+        else {
+            return vec![Val::Unknown(format!("what `{}` returns", call.callee))];
+        };
+        let args = call
+            .args
+            .iter()
+            .map(|a| self.resolve(frame, a, depth + 1))
+            .collect();
+        let keywords = call
+            .keywords
+            .iter()
+            .map(|(k, v)| (&**k, self.resolve(frame, v, depth + 1)))
+            .collect();
+        let Some(params) = bind_arguments(callee, args, keywords) else {
+            return vec![Val::Unknown(format!("what `{}` returns", call.callee))];
+        };
+        let inner = Frame {
+            at: callee_at,
+            module: callee_module,
+            args: params,
+        };
+        let mut out = Vec::new();
+        for (when, value) in &callee.returns {
+            if self.decide(&inner, when) != Tri::False {
+                out.extend(self.resolve(&inner, value, depth + 1));
+            }
+        }
+        out
+    }
+}
+
+/// What a module definition is.
+enum Defined<'m> {
+    Function(&'m FunctionEffects),
+    Value(&'m Sym),
+}
+
+/// A module's path (relative to the bundle), text and line index.
+fn source_of(
+    bundle: &Bundle,
+    module: ModuleRef,
+) -> Option<(&str, &str, &crate::syntax::LineIndex)> {
+    match module {
+        ModuleRef::Bound(id) => bundle
+            .file(id)
+            .map(|f| (f.relative.as_str(), &*f.text, &f.line_index)),
+        ModuleRef::Imported(i) => bundle
+            .imported_python
+            .get(i)
+            .map(|m| (m.relative.as_str(), &*m.text, &m.line_index)),
+    }
+}
+
+/// "`tools/x.py` line 12": where a write or a value is written.
+fn place(bundle: &Bundle, module: ModuleRef, range: TextRange) -> String {
+    match source_of(bundle, module) {
+        Some((relative, text, lines)) => {
+            let p = lines.position(text, range.start, crate::syntax::ColumnUnit::Char);
+            format!("`{relative}` line {}", p.line + 1)
+        }
+        None => "Python code".to_string(),
+    }
+}
+
+/// Python's `str` methods on a known value; `None` when the call raises.
+fn string_op(op: StrOp, v: Val) -> Option<Val> {
+    let unknown = || {
+        Some(Val::Unknown(
+            "a string method of a value mzk does not follow".into(),
+        ))
+    };
+    let s = match (&v, op) {
+        (Val::Value(Value::Str(s)) | Val::Member(Value::Str(s), true), _) => s.clone(),
+        (Val::Value(v), StrOp::Str) => match v {
+            Value::Null => "None".to_string(),
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Value::Int(i) => i.get().to_string(),
+            _ => return unknown(),
+        },
+        (Val::Value(_), _) => return None, // AttributeError: no value
+        _ => return unknown(),
+    };
+    if !s.is_ascii() {
+        return unknown();
+    }
+    Some(Val::Value(Value::Str(match op {
+        StrOp::Str => s,
+        StrOp::Lower | StrOp::Casefold => s.to_ascii_lowercase(),
+        StrOp::Upper => s.to_ascii_uppercase(),
+        StrOp::Strip => s
+            .trim_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b')
+            .to_string(),
+    })))
+}
+
+fn dedup(vals: &mut Vec<Val>) {
+    let mut out: Vec<Val> = Vec::with_capacity(vals.len());
+    for v in vals.drain(..) {
+        let same = |w: &Val| match (&v, w) {
+            (Val::Value(a), Val::Value(b)) => a.hash_key() == b.hash_key() && a == b,
+            _ => v == *w,
+        };
+        if !out.iter().any(same) {
+            out.push(v);
+        }
+    }
+    *vals = out;
+}
+
+/// Python's argument binding: each parameter's values (a parameter with a
+/// default that is not passed is unknown); `None` when the call cannot bind.
+fn bind_arguments(
+    callee: &FunctionEffects,
+    args: Vec<Vec<Val>>,
+    keywords: Vec<(&str, Vec<Val>)>,
+) -> Option<Vec<Vec<Val>>> {
+    let mut params: Vec<Option<Vec<Val>>> = vec![None; callee.params.len()];
+    if args.len() > callee.positional {
+        return None;
+    }
+    for (i, a) in args.into_iter().enumerate() {
+        params[i] = Some(a);
+    }
+    for (name, v) in keywords {
+        match callee.param(name) {
+            Some(i) if params[i as usize].is_none() => params[i as usize] = Some(v),
+            Some(_) => return None,
+            None if callee.var_keyword => {
+                // Kept in `**kwargs`, which this reader does not follow.
+                if v.iter()
+                    .any(|x| matches!(x, Val::Bridge | Val::Capture | Val::Internals))
+                {
+                    return None;
+                }
+            }
+            None => return None,
+        }
+    }
+    Some(
+        params
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.unwrap_or_else(|| {
+                    vec![Val::Unknown(format!(
+                        "the default of `{}`",
+                        callee.params[i]
+                    ))]
+                })
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constants_and_literals() {
-        assert_eq!(
-            python_constant("\"approved\""),
-            Some(Value::Str("approved".into()))
-        );
-        assert_eq!(python_constant("True"), Some(Value::Bool(true)));
-        assert_eq!(python_constant("3"), Some(Value::Int(3.into())));
-        assert_eq!(python_constant("f\"x\""), None);
-        assert_eq!(python_constant("a + b"), None);
-        let (m, lits) = mask("x = 'a#b'  # c\ny = \"\"\"doc\"\"\"\n");
-        assert_eq!(lits[0].value.as_deref(), Some("a#b"));
-        assert!(!String::from_utf8_lossy(&m).contains("doc"));
-        assert!(!String::from_utf8_lossy(&m).contains('c'));
-    }
-
-    #[test]
-    fn rebinding_is_seen() {
-        let f = "def f(verdict, context_variables):\n    verdict = verdict.lower()\n";
-        assert!(reassigned(f, "verdict"));
-        let f = "def f(verdict, context_variables):\n    context_variables.set(\"v\", verdict)\n";
-        assert!(!reassigned(f, "verdict"));
-        let f = "def f(verdict):\n    for verdict in xs:\n        pass\n";
-        assert!(reassigned(f, "verdict"));
-        let f = "def f(verdict):\n    a, verdict = 1, 2\n";
-        assert!(reassigned(f, "verdict"));
-    }
-
-    #[test]
-    fn only_writes_of_the_body_itself_are_unconditional() {
-        let cases = [
-            (
-                "def f(v, context_variables=None):\n    context_variables.set('a', v)\n    if v:\n        context_variables.set('b', v)\n    if not v:\n        return None\n    context_variables.set('c', v)\n",
-                [("a", true), ("b", false), ("c", false)],
-            ),
-            // A comment after the signature, a write inside an `if` first.
-            (
-                "def f(v, context_variables=None):  # note\n    if v:\n        context_variables.set('b', v)\n    context_variables.set('a', v)\n    x = (1,\n        2)\n    context_variables.set('c', v)\n",
-                [("b", false), ("a", true), ("c", true)],
-            ),
-        ];
-        for (src, expected) in cases {
-            let (m, _) = mask(src);
-            let layout = Layout::of(&m);
-            let mut bodies = Bodies::default();
-            let defs = [(4usize, "f")];
-            for (key, unconditional) in expected {
-                let at = src.find(&format!("context_variables.set('{key}'")).unwrap();
-                assert_eq!(
-                    placement(&layout, &m, at, &defs, &mut bodies),
-                    (Some("f".into()), unconditional),
-                    "{key} in {src}"
-                );
-            }
-        }
-    }
-}
+mod tests;

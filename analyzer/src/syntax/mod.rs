@@ -3,6 +3,7 @@
 pub mod expression;
 pub mod line_index;
 pub mod python;
+pub mod python_effects;
 pub mod python_keys;
 pub(crate) mod python_strings;
 pub mod python_validity;

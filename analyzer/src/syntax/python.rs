@@ -8,6 +8,7 @@ use ruff_text_size::Ranged;
 
 use crate::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
 
+use super::python_effects::ModuleEffects;
 use super::python_strings::{string_literal_end, Unclosed};
 use super::python_validity;
 pub use super::python_validity::SyntaxError;
@@ -72,6 +73,9 @@ pub struct Module {
     pub context_writes: Vec<(String, TextRange)>,
     /// The first reason Python would refuse to compile the module.
     pub syntax_error: Option<SyntaxError>,
+    /// What its functions do with their parameters; `None` when it does
+    /// not compile or was not read whole.
+    pub effects: Option<std::sync::Arc<ModuleEffects>>,
     /// The file is larger than the analyzer reads (MZ007): nothing above
     /// was read from it.
     pub too_large: bool,
@@ -145,29 +149,33 @@ fn whole_module_error(
     src: &str,
     lines: &[LogicalLine],
     lexical: Option<LexicalError>,
-) -> Option<SyntaxError> {
+) -> (Option<SyntaxError>, Option<std::sync::Arc<ModuleEffects>>) {
     let longest = match lexical {
         Some(error) if error.past_limit => None,
         // Lines stop at the error: bound the nesting by the whole file.
         Some(_) => Some(src.len()),
         None => Some(lines.iter().map(LogicalLine::code_bytes).max().unwrap_or(0)),
     };
-    let parsed = longest.and_then(|longest| python_validity::first_error(src, longest));
+    let (parsed, effects) = longest.map_or((None, None), |longest| {
+        python_validity::check_and_read(src, longest)
+    });
     let lexical = lexical.map(|error| SyntaxError {
         range: error.range,
         problem: error.problem.to_string(),
     });
-    match (parsed, lexical) {
+    let error = match (parsed, lexical) {
         (Some(parsed), Some(lexical)) if lexical.range.start < parsed.range.start => Some(lexical),
         (parsed, lexical) => parsed.or(lexical),
-    }
+    };
+    let effects = effects.filter(|_| error.is_none()).map(std::sync::Arc::new);
+    (error, effects)
 }
 
 fn parse_module(src: &str, wanted: &[&str], same_text: Option<&Module>) -> Module {
     let mut module = Module::default();
     let (lines, lexical_error) = logical_lines(src);
-    module.syntax_error = match same_text {
-        Some(known) => known.syntax_error.clone(),
+    (module.syntax_error, module.effects) = match same_text {
+        Some(known) => (known.syntax_error.clone(), known.effects.clone()),
         None => whole_module_error(src, &lines, lexical_error),
     };
     // Module-level def and import lines: (line, opens a block).

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mzk_analyzer::diagnostics::Severity;
-use mzk_analyzer::graph::{edge_label, mermaid, Node, TransitionGraph};
+use mzk_analyzer::graph::{edge_label, mermaid, routing_variables, Node, TransitionGraph};
+use mzk_analyzer::model::domains::{show, Domain};
 use mzk_analyzer::syntax::ColumnUnit;
 use petgraph::visit::EdgeRef;
 use serde_json::json;
@@ -127,10 +128,31 @@ pub fn run(args: GraphArgs) -> ExitCode {
                     })
                 })
                 .collect();
+            let variables: Vec<_> = routing_variables(bundle)
+                .into_iter()
+                .map(|name| {
+                    let domain = match bundle.domains().of(&name) {
+                        Some(Domain::Known(k)) => json!({
+                            "kind": if k.exact { "known" } else { "bound" },
+                            "values": k.values.iter().map(show).collect::<Vec<_>>(),
+                            "may_be_null": k.may_be_null,
+                            "sources": k.sources,
+                        }),
+                        Some(Domain::Integers(d)) => json!({
+                            "kind": "integers",
+                            "may_be_null": d.may_be_null,
+                            "sources": d.sources,
+                        }),
+                        Some(Domain::Unknown(why)) => json!({"kind": "unknown", "because": why}),
+                        None => json!({"kind": "undeclared"}),
+                    };
+                    json!({"name": name, "domain": domain})
+                })
+                .collect();
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(
-                    &json!({"nodes": nodes, "edges": edges, "findings": findings})
+                    &json!({"nodes": nodes, "edges": edges, "variables": variables, "findings": findings})
                 )
                 .unwrap_or_default()
             )

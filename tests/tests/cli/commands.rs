@@ -202,3 +202,51 @@ fn context_shows_each_agents_prompt_and_its_size() {
         Some(2)
     );
 }
+
+#[test]
+fn graph_json_gives_each_routing_variable_its_domain_and_where_it_comes_from() {
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &[
+            "graph",
+            "tests/fixtures/domains/GuardNotNone",
+            "--format",
+            "json",
+        ],
+        &repo(),
+    )))
+    .unwrap();
+    let variables = json["variables"].as_array().unwrap();
+    assert_eq!(variables.len(), 1, "{variables:?}");
+    let verdict = &variables[0];
+    assert_eq!(verdict["name"], "verdict");
+    assert_eq!(verdict["domain"]["kind"], "known");
+    assert_eq!(
+        verdict["domain"]["values"],
+        serde_json::json!(["publish", "revise", "reject"])
+    );
+    // Written under `if context_variables is not None:` at line 3.
+    assert_eq!(
+        verdict["domain"]["sources"][0],
+        "`tools/record.py` line 3 writes `JudgeVerdict.verdict` through auto tool `record_verdict`"
+    );
+    // Unknown, with the reason and where it is.
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["graph", "tests/fixtures/domains/Opaque", "--format", "json"],
+        &repo(),
+    )))
+    .unwrap();
+    let unknown: Vec<&Value> = json["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["domain"]["kind"] == "unknown")
+        .collect();
+    assert!(!unknown.is_empty(), "{json}");
+    assert!(
+        unknown[0]["domain"]["because"]
+            .as_str()
+            .unwrap()
+            .contains("`tools/record.py` line"),
+        "{unknown:?}"
+    );
+}

@@ -84,7 +84,7 @@ pub(super) fn small(i: i128) -> Option<i128> {
 
 pub(super) fn mentions(e: &Expr, var: &str) -> bool {
     let mut names = Vec::new();
-    refs(e, &mut names);
+    e.refs(&mut names);
     names.iter().any(|n| n == var)
 }
 

@@ -127,7 +127,7 @@ fn check_source(
     for (_, c) in &conds {
         match c {
             Cond::Equals(k, _) => push_unique(&mut vars, k),
-            Cond::Expression(e) => refs(e, &mut vars),
+            Cond::Expression(e) => e.refs(&mut vars),
         }
     }
     let domains = bundle.domains();
@@ -516,24 +516,6 @@ fn plain(v: &Value) -> bool {
 fn push_unique(vars: &mut Vec<String>, name: &str) {
     if !vars.iter().any(|v| v == name) {
         vars.push(name.to_string());
-    }
-}
-
-fn refs(e: &Expr, vars: &mut Vec<String>) {
-    match e {
-        Expr::Ref(n) => push_unique(vars, n),
-        Expr::List(xs)
-        | Expr::Tuple(xs)
-        | Expr::And(xs)
-        | Expr::Or(xs)
-        | Expr::Len(xs)
-        | Expr::Lookup(xs) => xs.iter().for_each(|x| refs(x, vars)),
-        Expr::Not(x) => refs(x, vars),
-        Expr::Compare(first, rest) => {
-            refs(first, vars);
-            rest.iter().for_each(|(_, x)| refs(x, vars));
-        }
-        Expr::Const(_) | Expr::LenFunction => {}
     }
 }
 

@@ -12,9 +12,10 @@
 //! makes the domain unknown, and nothing is claimed about it.
 
 use super::authority;
-use super::python::auto_tool_key;
+use super::auto_tool_args::param_values;
+use super::auto_tool_args::simple;
 use super::writes::{self, Written};
-use super::{Bundle, ModelDef, ModelField, ModelKind, Variable};
+use super::{Bundle, Variable};
 use crate::hash::HashMap;
 use crate::syntax::{NodeKind, Value};
 
@@ -157,13 +158,6 @@ impl Acc {
             self.sources.push(s);
         }
     }
-}
-
-fn simple(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
-    )
 }
 
 /// The default as the loader coerces it by type (runtime-semantics §3.1).
@@ -381,40 +375,36 @@ fn domain(
     if python_may_write {
         if let Some(why) = &py.opaque {
             note(why.clone());
-        } else if py.other_uses.contains(name) || py.builds(bundle, name) {
-            note(format!(
-                "Python code uses the key `{name}` in a way mzk does not follow"
-            ));
         } else {
             for w in py.writes.get(name).into_iter().flatten() {
                 writers += 1;
                 if w.unconditional {
-                    for t in auto_tools_binding(bundle, w.file, w.function.as_deref()) {
+                    for t in auto_tools_binding(bundle, w.entry_file, Some(&w.function)) {
                         fresh(&t.agents);
                     }
                 }
-                let file = bundle.file(w.file).map_or("?", |f| f.relative.as_str());
+                let at = &w.at;
                 match &w.value {
                     Written::Const(v) => {
                         acc.add(v.clone());
-                        acc.source(format!("`{file}` writes `{}`", show(v)));
+                        acc.source(format!("{at} writes `{}`", show(v)));
                     }
                     Written::Param { function, param } => {
-                        match param_values(bundle, w.file, function, param) {
+                        match param_values(bundle, w.entry_file, function, param) {
                             Ok((values, model, integers)) => {
                                 any_integer |= integers;
                                 for v in values {
                                     acc.add(v);
                                 }
                                 acc.source(format!(
-                                    "`{model}.{param}` through auto tool `{function}`"
+                                    "{at} writes `{model}.{param}` through auto tool `{function}`"
                                 ));
                             }
-                            Err(why) => note(why),
+                            Err(why) => note(format!("{at} writes `{param}`: {why}")),
                         }
                     }
-                    Written::Other(text) => {
-                        note(format!("`{file}` writes `{text}`"));
+                    Written::Other(why) => {
+                        note(format!("{at} writes a value mzk does not follow ({why})"));
                     }
                 }
             }
@@ -436,9 +426,9 @@ fn domain(
         acc.source(format!("default `{}`", show(&initial)));
     }
     if writers == 0 {
-        // Nothing visible writes it: mozaiks' own code may (a tool can call
-        // it with the bridge), so no claim, not even for a boolean.
-        return Domain::Unknown("no writer mzk can follow sets it".into());
+        // Nothing visible writes it: mozaiks' own code may, so no value is
+        // claimed; a declared boolean still holds only booleans.
+        return unknown_or_boolean(boolean, "no writer mzk can follow sets it".into());
     }
     if any_integer {
         // Every other value must be an integer (or null) for the interval
@@ -515,150 +505,5 @@ fn auto_tools_binding<'b>(
         .collect()
 }
 
-/// The values an auto tool's parameter receives from its agents' registry
-/// models (runtime-semantics §5.4): every binding of the function must be an
-/// auto tool, and the field it fills a literal (or a union of literals), or
-/// an `int` field (then the third item is true: any integer).
-fn param_values(
-    bundle: &Bundle,
-    file: crate::diagnostics::FileId,
-    function: &str,
-    param: &str,
-) -> Result<(Vec<Value>, String, bool), String> {
-    use super::python::{BindingOwner, BindingTarget};
-    let mut values = Vec::new();
-    let mut models = Vec::new();
-    let mut bound = 0;
-    let mut integers = false;
-    for b in &bundle.bindings {
-        if b.target != BindingTarget::File(file)
-            || b.function.as_ref().map(|f| f.text.as_str()) != Some(function)
-        {
-            continue;
-        }
-        bound += 1;
-        let BindingOwner::Tool(i) = b.owner else {
-            return Err(format!(
-                "`{function}` is also bound as a lifecycle tool or middleware"
-            ));
-        };
-        let tool = &bundle.tools[i];
-        if !tool.auto_tool_call {
-            return Err(format!(
-                "tool `{function}` is called by the model, which chooses `{param}`"
-            ));
-        }
-        for agent in &tool.agents {
-            let Some(model) = bundle
-                .registry_model(&agent.text)
-                .and_then(|m| bundle.model(&m.text))
-            else {
-                return Err(format!(
-                    "auto tool `{function}`'s agent `{}` has no registry model",
-                    agent.text
-                ));
-            };
-            let Some(field) = model
-                .fields
-                .iter()
-                .find(|f| auto_tool_key(&f.name.text) == auto_tool_key(param))
-            else {
-                return Err(format!(
-                    "no field of `{}` fills `{param}` of `{function}`",
-                    model.name.text
-                ));
-            };
-            if let Some(default) = integer_field(field) {
-                integers = true;
-                values.extend(default);
-            } else {
-                values.extend(field_values(bundle, field).ok_or_else(|| {
-                    format!("`{}.{}` is not a literal", model.name.text, field.name.text)
-                })?);
-            }
-            models.push(model.name.text.clone());
-        }
-    }
-    if bound == 0 || models.is_empty() {
-        return Err(format!(
-            "`{param}` of `{function}` is not filled by a registry model"
-        ));
-    }
-    models.dedup();
-    Ok((values, models.join("`/`"), integers))
-}
-
-fn scalar_values(nodes: &[crate::syntax::Node]) -> Option<Vec<Value>> {
-    nodes
-        .iter()
-        .map(|n| n.as_scalar().map(|s| s.value.clone()).filter(simple))
-        .collect()
-}
-
-fn named_values(bundle: &Bundle, name: &str, depth: usize) -> Option<Vec<Value>> {
-    if matches!(name.to_ascii_lowercase().as_str(), "null" | "none") {
-        return Some(vec![Value::Null]);
-    }
-    let def: &ModelDef = bundle.model(name)?;
-    match def.kind {
-        ModelKind::Literal => scalar_values(&def.values),
-        ModelKind::Union if depth < 8 => {
-            let mut out = Vec::new();
-            for v in &def.variants {
-                out.extend(named_values(bundle, &v.text, depth + 1)?);
-            }
-            Some(out)
-        }
-        _ => None,
-    }
-}
-
-/// For an `int` field, which Pydantic validates to an integer: the value it
-/// holds when the model omits it (none when it is required). `None` when it
-/// is not an `int` field or its default is not an integer or null (Pydantic
-/// does not validate defaults).
-fn integer_field(field: &ModelField) -> Option<Option<Value>> {
-    let ty = field.field_type.as_ref()?.text.as_str();
-    if !matches!(ty, "int" | "integer") {
-        return None;
-    }
-    if !field.has_default {
-        return Some(None);
-    }
-    match field.default.as_ref().map(|d| &d.kind) {
-        None => Some(Some(Value::Null)),
-        Some(NodeKind::Scalar(s)) if matches!(s.value, Value::Int(_) | Value::Null) => {
-            Some(Some(s.value.clone()))
-        }
-        Some(_) => None,
-    }
-}
-
-/// The values a validated field can hold, when it is a literal.
-fn field_values(bundle: &Bundle, field: &ModelField) -> Option<Vec<Value>> {
-    let ty = field.field_type.as_ref()?.text.as_str();
-    let mut out = match ty {
-        "literal" => scalar_values(&field.values)?,
-        // Pydantic validates (and converts) to a bool.
-        "bool" | "boolean" => vec![Value::Bool(true), Value::Bool(false)],
-        "union" => {
-            let mut out = Vec::new();
-            for v in &field.variants {
-                out.extend(named_values(bundle, &v.text, 0)?);
-            }
-            out
-        }
-        other => named_values(bundle, other, 0)?,
-    };
-    if field.has_default {
-        match field.default.as_ref().map(|d| &d.kind) {
-            None => out.push(Value::Null),
-            Some(NodeKind::Scalar(s)) if simple(&s.value) => out.push(s.value.clone()),
-            Some(_) => return None,
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -3,7 +3,7 @@ use crate::{analyze_bundle, MemoryFs};
 use std::path::{Path, PathBuf};
 
 /// The MZ307 rule fixture in memory, with `record.py` replaced.
-fn judge(record: &str) -> crate::Analysis {
+pub(crate) fn judge(record: &str) -> crate::Analysis {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/rules/MZ307");
     let mut fs = MemoryFs::new();
     for entry in std::fs::read_dir(&source).unwrap() {
@@ -57,7 +57,7 @@ fn an_int_field_through_an_auto_tool_is_any_integer() {
     let at = f.text.find("revision_count:").unwrap() as u32 + 2;
     let text = crate::ide::hover(&a, f.id, at).unwrap().1;
     assert!(
-        text.contains("Values: any integer (`JudgeVerdict.revision_count` through auto tool `record_verdict`; default `0`)"),
+        text.contains("Values: any integer (`tools/record.py` line 3 writes `JudgeVerdict.revision_count` through auto tool `record_verdict`; default `0`)"),
         "{text}"
     );
 }
@@ -135,7 +135,7 @@ fn a_literal_field_reaches_the_variable_through_the_auto_tool() {
     let at = f.text.find("verdict:").unwrap() as u32 + 2;
     let text = crate::ide::hover(&a, f.id, at).unwrap().1;
     assert!(
-        text.contains("Values: `publish`, `revise`, `reject`, `null` until set (`JudgeVerdict.verdict` through auto tool `record_verdict`)"),
+        text.contains("Values: `publish`, `revise`, `reject`, `null` until set (`tools/record.py` line 2 writes `JudgeVerdict.verdict` through auto tool `record_verdict`)"),
         "{text}"
     );
 }
@@ -148,9 +148,9 @@ fn a_writer_not_followed_makes_the_domain_unknown() {
         // a computed key
         "def record_verdict(verdict: str, context_variables=None):\n    for k, v in {\"verdict\": verdict}.items():\n        context_variables.set(k, v)\n",
         // a computed value
-        "def record_verdict(verdict: str, context_variables=None):\n    context_variables.set(\"verdict\", verdict.lower())\n",
-        // the parameter rebound
-        "def record_verdict(verdict: str, context_variables=None):\n    verdict = 'x'\n    context_variables.set(\"verdict\", verdict)\n",
+        "def record_verdict(verdict: str, context_variables=None):\n    context_variables.set(\"verdict\", verdict.title())\n",
+        // the parameter rebound to what code mzk does not read returns
+        "def record_verdict(verdict: str, context_variables=None):\n    verdict = compute(verdict)\n    context_variables.set(\"verdict\", verdict)\n",
         // no writer at all: mozaiks' own code might write it
         "def record_verdict(verdict: str, context_variables=None):\n    return verdict\n",
     ] {

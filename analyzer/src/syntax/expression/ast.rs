@@ -21,6 +21,31 @@ pub enum Expr {
     LenFunction,
 }
 
+impl Expr {
+    /// The context variables the expression reads, each once, in order.
+    pub fn refs(&self, out: &mut Vec<String>) {
+        match self {
+            Expr::Ref(n) => {
+                if !out.iter().any(|v| v == n) {
+                    out.push(n.clone());
+                }
+            }
+            Expr::List(xs)
+            | Expr::Tuple(xs)
+            | Expr::And(xs)
+            | Expr::Or(xs)
+            | Expr::Len(xs)
+            | Expr::Lookup(xs) => xs.iter().for_each(|x| x.refs(out)),
+            Expr::Not(x) => x.refs(out),
+            Expr::Compare(first, rest) => {
+                first.refs(out);
+                rest.iter().for_each(|(_, x)| x.refs(out));
+            }
+            Expr::Const(_) | Expr::LenFunction => {}
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Const {
     None,

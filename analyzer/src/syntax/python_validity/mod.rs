@@ -17,6 +17,7 @@ mod compiler;
 use ruff_python_ast::{ModModule, PySourceType};
 use ruff_python_parser::{parse_unchecked_source, Parsed};
 
+use super::python_effects::{self, ModuleEffects};
 use super::TextRange;
 
 /// The first syntax error of a module, as the parser words it.
@@ -45,19 +46,32 @@ const MAX_LINE_BYTES: usize = 256 << 10;
 /// the length of its longest logical line; `None` also when the module is too
 /// deeply nested to be read here (see [`MAX_LINE_BYTES`]).
 pub fn first_error(src: &str, longest_line: usize) -> Option<SyntaxError> {
+    check_and_read(src, longest_line).0
+}
+
+/// The module's first syntax error and, when Python compiles it, what its
+/// functions do with their parameters (read from the same parse).
+pub fn check_and_read(
+    src: &str,
+    longest_line: usize,
+) -> (Option<SyntaxError>, Option<ModuleEffects>) {
     with_parsed(src, longest_line, |parsed| {
         let error = |range: ruff_text_size::TextRange, problem: String| SyntaxError {
             range: TextRange::new(range.start().to_u32(), range.end().to_u32()),
             problem,
         };
-        match parsed.errors().iter().min_by_key(|e| e.location.start()) {
+        let first = match parsed.errors().iter().min_by_key(|e| e.location.start()) {
             Some(e) => Some(error(e.location, e.error.to_string())),
             None => {
                 compiler::first_error(parsed.syntax(), src).map(|e| error(e.range, e.to_string()))
             }
-        }
+        };
+        let effects = first
+            .is_none()
+            .then(|| python_effects::read(parsed.syntax()));
+        (first, effects)
     })
-    .flatten()
+    .unwrap_or((None, None))
 }
 
 /// What `read` finds in `src` parsed (with the parser's error recovery),

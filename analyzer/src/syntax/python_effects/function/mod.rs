@@ -1,0 +1,233 @@
+//! One function's effects, read in statement order: what each local holds
+//! (in terms of the parameters and the module's names), on which path each
+//! effect happens, and what it returns.
+
+mod expressions;
+mod statements;
+
+use ruff_python_ast::visitor::Visitor;
+use ruff_python_ast::{self as ast, Stmt};
+
+use super::names::{range, StoredNames};
+use super::{Cond, Effect, FunctionEffects, Import, ParamIx, Sym};
+use crate::hash::{HashMap, HashSet};
+use crate::syntax::{TextRange, Value};
+
+pub(super) fn function(f: &ast::StmtFunctionDef, imports: &mut Vec<Import>) -> FunctionEffects {
+    let p = &f.parameters;
+    let mut params: Vec<Box<str>> = Vec::new();
+    for a in p.posonlyargs.iter().chain(&p.args) {
+        params.push(a.parameter.name.id.as_str().into());
+    }
+    let positional = params.len();
+    for a in &p.kwonlyargs {
+        params.push(a.parameter.name.id.as_str().into());
+    }
+    let mut locals = StoredNames::default();
+    for s in &f.body {
+        locals.visit_stmt(s);
+    }
+    let mut env: HashMap<String, Sym> = HashMap::default();
+    for (i, name) in params.iter().enumerate() {
+        env.insert(name.to_string(), Sym::Param(i as ParamIx));
+    }
+    for extra in p.vararg.iter().chain(&p.kwarg) {
+        env.insert(extra.name.id.to_string(), Sym::Unknown(range(extra.range)));
+    }
+    let mut walk = Walk {
+        env,
+        locals: locals.0.into_iter().collect(),
+        path: Vec::new(),
+        exits: Vec::new(),
+        effects: Vec::new(),
+        returns: Vec::new(),
+        imports: Vec::new(),
+    };
+    let exits = walk.block(&f.body);
+    if !exits {
+        let when = walk.when();
+        walk.returns.push((when, Sym::Const(Value::Null)));
+    }
+    // Module-level imports of the same name win (they come first).
+    for i in walk.imports {
+        if !imports.iter().any(|m| m.local == i.local) {
+            imports.push(i);
+        }
+    }
+    FunctionEffects {
+        name: f.name.id.as_str().into(),
+        params,
+        positional,
+        var_keyword: p.kwarg.is_some(),
+        effects: walk.effects,
+        returns: walk.returns,
+    }
+}
+
+pub(super) fn one_of(mut syms: Vec<Sym>) -> Sym {
+    let mut out: Vec<Sym> = Vec::with_capacity(syms.len());
+    for s in syms.drain(..) {
+        match s {
+            Sym::OneOf(inner) => {
+                for i in inner {
+                    if !out.contains(&i) {
+                        out.push(i);
+                    }
+                }
+            }
+            s if !out.contains(&s) => out.push(s),
+            _ => {}
+        }
+    }
+    if out.len() == 1 {
+        return out.pop().unwrap_or(Sym::Const(Value::Null));
+    }
+    Sym::OneOf(out)
+}
+
+/// Whether the value may be a parameter's object itself (the bridge, when
+/// that parameter is the bridge).
+pub(super) fn holds_param(sym: &Sym) -> bool {
+    match sym {
+        Sym::Param(_) => true,
+        // A bound method or the capture's bridge: resolved by the reader.
+        Sym::Attr { base, .. } => holds_param(base),
+        Sym::OneOf(xs) => xs.iter().any(holds_param),
+        Sym::Choose(_, a, b) => holds_param(a) || holds_param(b),
+        // A helper handed a parameter may return it.
+        Sym::Call(c) => c
+            .args
+            .iter()
+            .chain(c.keywords.iter().map(|(_, v)| v))
+            .any(holds_param),
+        _ => false,
+    }
+}
+
+pub(super) type Env = HashMap<String, Sym>;
+
+pub(super) struct Walk {
+    env: Env,
+    /// Names the function binds somewhere: not module names.
+    locals: HashSet<String>,
+    /// Conditions of the enclosing blocks.
+    path: Vec<Cond>,
+    /// The paths on which the function left earlier (return, raise).
+    exits: Vec<Cond>,
+    effects: Vec<Effect>,
+    returns: Vec<(Cond, Sym)>,
+    /// Imports inside the function.
+    imports: Vec<Import>,
+}
+
+impl Walk {
+    /// The condition under which the current statement runs.
+    pub(super) fn when(&self) -> Cond {
+        let mut parts = self.path.clone();
+        parts.extend(self.exits.iter().map(|e| Cond::Not(Box::new(e.clone()))));
+        Cond::and(parts)
+    }
+
+    pub(super) fn escape(&mut self, sym: &Sym, what: &str, r: TextRange) {
+        if holds_param(sym) {
+            self.effects.push(Effect::Escape {
+                recv: sym.clone(),
+                what: what.into(),
+                range: r,
+            });
+        }
+    }
+
+    pub(super) fn exit(&mut self) {
+        let when = Cond::and(self.path.clone());
+        self.exits.push(when);
+    }
+
+    /// Walks a block; true when it always leaves the function (or loop).
+    pub(super) fn block(&mut self, body: &[Stmt]) -> bool {
+        for stmt in body {
+            if self.stmt(stmt) {
+                return true;
+            }
+        }
+        false
+    }
+
+    pub(super) fn with_path<R>(&mut self, cond: Cond, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(cond);
+        let r = f(self);
+        self.path.pop();
+        r
+    }
+
+    /// Walks `body` from `env` under `cond`; its end state with that
+    /// condition, or `None` when it always leaves.
+    pub(super) fn branch(&mut self, env: &Env, cond: Cond, body: &[Stmt]) -> Option<(Cond, Env)> {
+        self.env = env.clone();
+        let exits = self.with_path(cond.clone(), |w| w.block(body));
+        (!exits).then(|| (cond, std::mem::take(&mut self.env)))
+    }
+
+    /// Joins the states after the branches that fall through (each with the
+    /// condition it runs under, exclusive of the others): a name that
+    /// differs reads the value of the branch taken. True when every branch
+    /// leaves.
+    pub(super) fn join(&mut self, ends: Vec<(Cond, Env)>) -> bool {
+        let Some(((_, last), earlier)) = ends.split_last().map(|(l, e)| (l.clone(), e.to_vec()))
+        else {
+            return true;
+        };
+        let mut joined = last;
+        // Folded from the last branch: `if c1 … elif c2 … else`.
+        for (cond, env) in earlier.into_iter().rev() {
+            let mut names: Vec<String> = joined.keys().chain(env.keys()).cloned().collect();
+            names.sort_unstable();
+            names.dedup();
+            for n in names {
+                let merged = match (env.get(&n), joined.get(&n)) {
+                    (Some(a), Some(b)) if a == b => continue,
+                    (Some(a), Some(b)) => match &cond {
+                        Cond::Opaque => one_of(vec![a.clone(), b.clone()]),
+                        c => Sym::Choose(
+                            Box::new(c.clone()),
+                            Box::new(a.clone()),
+                            Box::new(b.clone()),
+                        ),
+                    },
+                    // Unbound on one path: reading it there raises.
+                    (Some(a), None) => a.clone(),
+                    _ => continue,
+                };
+                joined.insert(n, merged);
+            }
+        }
+        self.env = joined;
+        false
+    }
+
+    pub(super) fn forget(&mut self, names: &[String], r: TextRange) {
+        for n in names {
+            self.env.insert(n.clone(), Sym::Unknown(r));
+        }
+    }
+
+    pub(super) fn stored_in(stmts: &[Stmt]) -> Vec<String> {
+        let mut names = StoredNames::default();
+        for s in stmts {
+            names.visit_stmt(s);
+        }
+        names.0
+    }
+
+    pub(super) fn lookup(&self, name: &str, r: TextRange) -> Sym {
+        if let Some(s) = self.env.get(name) {
+            return s.clone();
+        }
+        if self.locals.contains(name) {
+            return Sym::Unknown(r);
+        }
+        // Read when the function runs: resolved against the module's final
+        // bindings.
+        Sym::Global(name.into())
+    }
+}
