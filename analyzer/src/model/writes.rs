@@ -59,6 +59,8 @@ pub struct PythonWrites {
 
 /// Helpers followed at most this deep.
 const MAX_DEPTH: usize = 8;
+/// Steps of following (resolving a value, entering a function) per bundle.
+const MAX_STEPS: u32 = 200_000;
 /// Most values one expression is followed with.
 const MAX_ALTERNATIVES: usize = 64;
 
@@ -69,6 +71,7 @@ pub fn read(bundle: &Bundle) -> PythonWrites {
         out: PythonWrites::default(),
         seen: Vec::new(),
         entry_values: Vec::new(),
+        fuel: std::cell::Cell::new(MAX_STEPS),
     };
     for binding in &bundle.bindings {
         let (BindingTarget::File(file), Some(function)) = (&binding.target, &binding.function)
@@ -128,6 +131,12 @@ pub fn read(bundle: &Bundle) -> PythonWrites {
             args,
         };
         reader.visit(&entry, &frame, f, true, &mut Vec::new());
+        if reader.fuel.get() == 0 {
+            reader.opaque(format!(
+                "`{relative}`: `{}` reaches more code than mzk follows",
+                function.text
+            ));
+        }
         if reader.out.opaque.is_some() {
             break;
         }
@@ -181,6 +190,10 @@ struct Reader<'b> {
     /// being followed, where they are a known set (an auto tool's literal
     /// fields): what a lookup or a string method computes from.
     entry_values: Vec<Option<Vec<Value>>>,
+    /// Steps left for the whole bundle: a call graph that fans out (a
+    /// helper calling helpers, each returning one of several calls) is
+    /// followed this far and no further.
+    fuel: std::cell::Cell<u32>,
 }
 
 impl<'b> Reader<'b> {
@@ -218,6 +231,13 @@ impl<'b> Reader<'b> {
         if stack.len() > MAX_DEPTH {
             self.opaque(format!(
                 "{} hands the context on more than {MAX_DEPTH} calls deep",
+                self.at(frame.at, TextRange::new(0, 0))
+            ));
+            return;
+        }
+        if !self.step() {
+            self.opaque(format!(
+                "{} hands the context through more code than mzk follows",
                 self.at(frame.at, TextRange::new(0, 0))
             ));
             return;
@@ -473,6 +493,9 @@ impl<'b> Reader<'b> {
         if depth > MAX_DEPTH {
             return unknown("a value computed too many steps away".into());
         }
+        if !self.step() {
+            return unknown("a value behind more code than mzk follows".into());
+        }
         let mut out = match sym {
             Sym::Const(v) => vec![Val::Value(v.clone())],
             Sym::Param(i) => frame
@@ -555,6 +578,15 @@ impl<'b> Reader<'b> {
             return unknown("too many values".into());
         }
         out
+    }
+
+    /// Takes one step of the bundle's budget; false when it is spent (a
+    /// value then reads unknown, which could hide the bridge: the reading
+    /// ends opaque, see [`read`]).
+    fn step(&self) -> bool {
+        let left = self.fuel.get();
+        self.fuel.set(left.saturating_sub(1));
+        left > 0
     }
 
     /// `vals` with the bound function's parameters replaced by the values

@@ -78,3 +78,26 @@ fn writes_the_bridge_guards_rule_out_are_not_writes() {
     assert_eq!(w.opaque, None, "{w:?}");
     assert_eq!(consts(&w, "status"), vec![(s("done"), true)]);
 }
+
+#[test]
+fn helpers_that_fan_out_are_followed_within_a_budget() {
+    // Each helper returns one of eight calls of the next: 8^12 paths, which
+    // only a budget keeps from hanging.
+    let mut src = String::new();
+    for i in 0..12 {
+        src.push_str(&format!("def f{i}(x):\n"));
+        for b in 0..8 {
+            src.push_str(&format!("    if x == {b}:\n        return f{}(x)\n", i + 1));
+        }
+        src.push_str(&format!("    return f{}(x)\n\n", i + 1));
+    }
+    src.push_str("def f12(x):\n    return 'done'\n\n");
+    src.push_str("def record_verdict(verdict, context_variables=None):\n    context_variables.set('status', f0(verdict))\n");
+    let w = writes_of(&src);
+    // Followed as far as the budget goes, then nothing is claimed.
+    let opaque = w.opaque.unwrap_or_default();
+    assert!(
+        opaque.contains("reaches more code than mzk follows"),
+        "{opaque}"
+    );
+}

@@ -104,6 +104,59 @@ pub(super) fn holds_param(sym: &Sym) -> bool {
     }
 }
 
+/// Earlier exits kept apart in the conditions of later effects.
+const MAX_EXITS: usize = 32;
+/// Largest value a local holds after joining branches; beyond, unknown.
+const MAX_SYM_SIZE: usize = 256;
+
+/// The nodes of a value, counted up to just past [`MAX_SYM_SIZE`].
+fn size(sym: &Sym) -> usize {
+    fn count(sym: &Sym, n: &mut usize) {
+        *n += 1;
+        if *n > MAX_SYM_SIZE {
+            return;
+        }
+        match sym {
+            Sym::OneOf(xs) | Sym::Seq(xs) => xs.iter().for_each(|x| count(x, n)),
+            Sym::Choose(_, a, b) => {
+                count(a, n);
+                count(b, n);
+            }
+            Sym::Str(_, x) => count(x, n),
+            Sym::Attr { base, default, .. } => {
+                count(base, n);
+                default.iter().for_each(|d| count(d, n));
+            }
+            Sym::Index {
+                table,
+                key,
+                default,
+            } => {
+                count(table, n);
+                count(key, n);
+                default.iter().for_each(|d| count(d, n));
+            }
+            Sym::Dict(items) => items.iter().for_each(|(k, v)| {
+                count(k, n);
+                count(v, n);
+            }),
+            Sym::Call(c) => c
+                .args
+                .iter()
+                .chain(c.keywords.iter().map(|(_, v)| v))
+                .for_each(|x| count(x, n)),
+            Sym::Const(_)
+            | Sym::Param(_)
+            | Sym::Global(_)
+            | Sym::Member { .. }
+            | Sym::Unknown(_) => {}
+        }
+    }
+    let mut n = 0;
+    stacker::maybe_grow(64 << 10, 1 << 20, || count(sym, &mut n));
+    n
+}
+
 pub(super) type Env = HashMap<String, Sym>;
 
 pub(super) struct Walk {
@@ -141,6 +194,11 @@ impl Walk {
     pub(super) fn exit(&mut self) {
         let when = Cond::and(self.path.clone());
         self.exits.push(when);
+        // Past a few dozen exits, what follows is simply "maybe": the
+        // conditions of later effects stay small.
+        if self.exits.len() > MAX_EXITS {
+            self.exits = vec![Cond::Opaque];
+        }
     }
 
     /// Walks a block; true when it always leaves the function (or loop).
@@ -172,7 +230,7 @@ impl Walk {
     /// condition it runs under, exclusive of the others): a name that
     /// differs reads the value of the branch taken. True when every branch
     /// leaves.
-    pub(super) fn join(&mut self, ends: Vec<(Cond, Env)>) -> bool {
+    pub(super) fn join(&mut self, ends: Vec<(Cond, Env)>, at: TextRange) -> bool {
         let Some(((_, last), earlier)) = ends.split_last().map(|(l, e)| (l.clone(), e.to_vec()))
         else {
             return true;
@@ -186,6 +244,7 @@ impl Walk {
             for n in names {
                 let merged = match (env.get(&n), joined.get(&n)) {
                     (Some(a), Some(b)) if a == b => continue,
+                    (Some(a), Some(b)) if size(a) + size(b) > MAX_SYM_SIZE => Sym::Unknown(at),
                     (Some(a), Some(b)) => match &cond {
                         Cond::Opaque => one_of(vec![a.clone(), b.clone()]),
                         c => Sym::Choose(

@@ -111,7 +111,7 @@ impl Walk {
                         .collect();
                     ends.push((Cond::and(none), before));
                 }
-                return self.join(ends);
+                return self.join(ends, r);
             }
             Stmt::For(s) => {
                 let iter = self.expr(&s.iter);
@@ -172,7 +172,7 @@ impl Walk {
                         ends.push(end);
                     }
                 }
-                let leaves = self.join(ends);
+                let leaves = self.join(ends, r);
                 if leaves {
                     self.env = at_handler;
                 }
@@ -203,7 +203,7 @@ impl Walk {
                 if !irrefutable {
                     ends.push((Cond::Opaque, before));
                 }
-                return self.join(ends);
+                return self.join(ends, r);
             }
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {
                 self.captured(stmt);
