@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use super::file_cache::FileCache;
 use super::python::normalize;
+use super::python::{BindingOwner, BindingTarget};
 use super::Bundle;
 use crate::diagnostics::FileId;
 use crate::fs::FileSystem;
 use crate::syntax::python;
-use crate::syntax::python_effects::Import;
+use crate::syntax::python_effects::{Call, Effect, Import, ModuleEffects, ParamIx, Sym};
 use crate::syntax::LineIndex;
 
 /// Most modules read beyond the bound ones.
@@ -61,8 +62,10 @@ impl Links {
     }
 }
 
-/// Follows the imports of the bound modules (and of what they import) into
-/// the bundle and the shared folder.
+/// Follows the bridge from each bound function through the helpers it is
+/// handed to, reading the modules of the bundle or `_shared` those helpers
+/// are imported from (and only those: a module the bridge never reaches
+/// cannot write through it).
 pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
     let dir = normalize(&bundle.dir);
     let Some(root) = dir.parent().map(Path::to_path_buf) else {
@@ -80,41 +83,177 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
             Some((normalize(&dir.join(&f.relative)), ModuleRef::Bound(p.file)))
         })
         .collect();
-    let mut queue: Vec<(PathBuf, ModuleRef)> = paths.clone();
-    let mut links = Links::default();
-    while let Some((path, from)) = queue.pop() {
-        let imports: Vec<Import> = match module_of(bundle, from).and_then(|m| m.effects.as_ref()) {
-            Some(e) => e.imports.clone(),
-            None => continue,
+    // (module, function, the parameters that may hold the bridge)
+    let mut queue: Vec<(ModuleRef, Box<str>, Vec<ParamIx>)> = Vec::new();
+    for binding in &bundle.bindings {
+        let (BindingTarget::File(file), Some(function)) = (&binding.target, &binding.function)
+        else {
+            continue;
         };
-        for import in &imports {
-            let Some((target_path, name)) = resolve(&root, &bundle_name, &path, import, fs) else {
+        let at = ModuleRef::Bound(*file);
+        let Some(f) = effects_of(bundle, at).and_then(|e| e.function(&function.text).cloned())
+        else {
+            continue;
+        };
+        let holder = match binding.owner {
+            BindingOwner::Middleware(_) => (f.positional > 0).then_some(0),
+            _ => f.param("context_variables"),
+        };
+        if let Some(holder) = holder {
+            queue.push((at, function.text.as_str().into(), vec![holder]));
+        }
+    }
+    let mut links = Links::default();
+    let mut seen: Vec<(ModuleRef, Box<str>, Vec<ParamIx>)> = Vec::new();
+    while let Some(item) = queue.pop() {
+        if seen.contains(&item) || seen.len() >= MAX_FOLLOWED {
+            continue;
+        }
+        seen.push(item.clone());
+        let (at, function, holders) = item;
+        let Some(effects) = effects_of(bundle, at) else {
+            continue;
+        };
+        let Some(f) = effects.function(&function) else {
+            continue;
+        };
+        let calls: Vec<Call> = f
+            .effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Invoke { call, .. } => Some(call.clone()),
+                _ => None,
+            })
+            .collect();
+        for call in calls {
+            let positional: Vec<usize> = (0..call.args.len())
+                .filter(|&i| holds(&call.args[i], &holders))
+                .collect();
+            let keywords: Vec<Box<str>> = call
+                .keywords
+                .iter()
+                .filter(|(_, v)| holds(v, &holders))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if positional.is_empty() && keywords.is_empty() {
+                continue;
+            }
+            let Some((target, name)) = callee(
+                bundle,
+                fs,
+                cache,
+                (&dir, &root, &bundle_name),
+                &mut paths,
+                &mut links,
+                at,
+                &call.callee,
+            ) else {
                 continue;
             };
-            let target = match paths.iter().find(|(p, _)| *p == target_path) {
-                Some((_, r)) => *r,
-                None => {
-                    if bundle.imported_python.len() >= MAX_IMPORTED_MODULES {
-                        continue;
-                    }
-                    let Some(module) = read(cache, fs, &dir, &target_path) else {
-                        continue;
-                    };
-                    bundle.imported_python.push(module);
-                    let r = ModuleRef::Imported(bundle.imported_python.len() - 1);
-                    paths.push((target_path.clone(), r));
-                    queue.push((target_path, r));
-                    r
-                }
+            let Some(callee_effects) = effects_of(bundle, target) else {
+                continue;
             };
-            let link = match name {
-                Some(n) => Link::Name(target, n),
-                None => Link::Module(target),
+            let Some(callee_fn) = callee_effects.function(&name) else {
+                continue;
             };
-            links.entries.push((from, import.local.clone(), link));
+            let mut params: Vec<ParamIx> = positional
+                .into_iter()
+                .filter(|&i| i < callee_fn.positional)
+                .map(|i| i as ParamIx)
+                .collect();
+            params.extend(keywords.iter().filter_map(|k| callee_fn.param(k)));
+            params.sort_unstable();
+            params.dedup();
+            if !params.is_empty() {
+                queue.push((target, name, params));
+            }
         }
     }
     bundle.python_links = links;
+}
+
+/// Helpers followed from the bound functions, at most.
+const MAX_FOLLOWED: usize = 4096;
+
+fn effects_of(bundle: &Bundle, r: ModuleRef) -> Option<Arc<ModuleEffects>> {
+    module_of(bundle, r).and_then(|m| m.effects.clone())
+}
+
+/// Whether the value may hold one of the parameters `holders`.
+fn holds(sym: &Sym, holders: &[ParamIx]) -> bool {
+    match sym {
+        Sym::Param(i) => holders.contains(i),
+        Sym::Attr { base, .. } => holds(base, holders),
+        Sym::OneOf(xs) => xs.iter().any(|x| holds(x, holders)),
+        Sym::Choose(_, a, b) => holds(a, holders) || holds(b, holders),
+        Sym::Call(c) => c
+            .args
+            .iter()
+            .chain(c.keywords.iter().map(|(_, v)| v))
+            .any(|x| holds(x, holders)),
+        _ => false,
+    }
+}
+
+/// The module and function a callee name of module `at` stands for,
+/// reading an imported module when needed and noting the links followed.
+#[allow(clippy::too_many_arguments)]
+fn callee(
+    bundle: &mut Bundle,
+    fs: &dyn FileSystem,
+    cache: &mut FileCache,
+    (dir, root, bundle_name): (&Path, &Path, &str),
+    paths: &mut Vec<(PathBuf, ModuleRef)>,
+    links: &mut Links,
+    mut at: ModuleRef,
+    name: &str,
+) -> Option<(ModuleRef, Box<str>)> {
+    let mut name: String = name.to_string();
+    // A re-export is followed a few modules deep.
+    for _ in 0..4 {
+        let effects = effects_of(bundle, at)?;
+        if effects.function(&name).is_some() {
+            return Some((at, name.into()));
+        }
+        let (head, rest) = match name.split_once('.') {
+            Some((h, r)) => (h.to_string(), Some(r.to_string())),
+            None => (name.clone(), None),
+        };
+        let import = effects.import(&head)?.clone();
+        let path = paths
+            .iter()
+            .find(|(_, r)| *r == at)
+            .map(|(p, _)| p.clone())?;
+        let (target_path, imported) = resolve(root, bundle_name, &path, &import, fs)?;
+        let target = match paths.iter().find(|(p, _)| *p == target_path) {
+            Some((_, r)) => *r,
+            None => {
+                if bundle.imported_python.len() >= MAX_IMPORTED_MODULES {
+                    return None;
+                }
+                let module = read(cache, fs, dir, &target_path)?;
+                bundle.imported_python.push(module);
+                let r = ModuleRef::Imported(bundle.imported_python.len() - 1);
+                paths.push((target_path, r));
+                r
+            }
+        };
+        let link = match &imported {
+            Some(n) => Link::Name(target, n.clone()),
+            None => Link::Module(target),
+        };
+        if links.get(at, &head) != Some(&link) {
+            links.entries.push((at, head.into(), link));
+        }
+        name = match (imported, rest) {
+            (Some(n), None) => n.to_string(),
+            (Some(n), Some(r)) => format!("{n}.{r}"),
+            (None, Some(r)) => r,
+            (None, None) => return None,
+        };
+        at = target;
+    }
+    None
 }
 
 /// The parsed module behind a reference.

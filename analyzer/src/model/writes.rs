@@ -260,6 +260,9 @@ impl<'b> Reader<'b> {
                     self.invoke(entry, frame, call, when, certain, stack)
                 }
                 Effect::Escape { recv, what, range } => {
+                    if !may_hold_bridge(frame, recv) {
+                        continue;
+                    }
                     let alts = self.resolve(frame, recv, 0);
                     // The capture's other attributes and methods are its own
                     // (mozaiks 0.2.0's `_PromptCapture`: `name`,
@@ -298,6 +301,9 @@ impl<'b> Reader<'b> {
         range: TextRange,
         certain: bool,
     ) {
+        if !may_hold_bridge(frame, recv) {
+            return;
+        }
         let recv = self.resolve(frame, recv, 0);
         if !recv
             .iter()
@@ -336,6 +342,11 @@ impl<'b> Reader<'b> {
                     return;
                 }
             }
+        }
+        // Only declared variables have domains: the values written under
+        // other keys (refused at run time, MZ509) are not computed.
+        if !keys.iter().any(|k| self.bundle.variable(k).is_some()) {
+            return;
         }
         let values: Vec<Written> = match kind {
             WriteKind::Remove => vec![Written::Const(Value::Null)],
@@ -380,6 +391,14 @@ impl<'b> Reader<'b> {
         certain: bool,
         stack: &mut Vec<(ModuleRef, *const FunctionEffects)>,
     ) {
+        if !call
+            .args
+            .iter()
+            .chain(call.keywords.iter().map(|(_, v)| v))
+            .any(|a| may_hold_bridge(frame, a))
+        {
+            return;
+        }
         let args: Vec<Vec<Val>> = call
             .args
             .iter()
@@ -804,6 +823,37 @@ fn place(bundle: &Bundle, module: ModuleRef, range: TextRange) -> String {
             format!("`{relative}` line {}", p.line + 1)
         }
         None => "Python code".to_string(),
+    }
+}
+
+/// Whether `sym` may evaluate to the bridge (or a capture holding it) in
+/// `frame`: only through a parameter that holds it, since code gets the
+/// bridge from nowhere else. A cheap test before resolving a value.
+fn may_hold_bridge(frame: &Frame<'_>, sym: &Sym) -> bool {
+    match sym {
+        Sym::Param(i) => frame.args.get(*i as usize).is_some_and(|alts| {
+            alts.iter()
+                .any(|v| matches!(v, Val::Bridge | Val::Capture | Val::Internals))
+        }),
+        Sym::Attr { base, .. } => may_hold_bridge(frame, base),
+        Sym::OneOf(xs) => xs.iter().any(|x| may_hold_bridge(frame, x)),
+        Sym::Choose(_, a, b) => may_hold_bridge(frame, a) || may_hold_bridge(frame, b),
+        // A helper can only return the bridge it is handed.
+        Sym::Call(c) => c
+            .args
+            .iter()
+            .chain(c.keywords.iter().map(|(_, v)| v))
+            .any(|x| may_hold_bridge(frame, x)),
+        // Items, string results, constants and module names are not the
+        // bridge (storing it anywhere is an escape of its own).
+        Sym::Const(_)
+        | Sym::Global(_)
+        | Sym::Member { .. }
+        | Sym::Str(..)
+        | Sym::Index { .. }
+        | Sym::Dict(_)
+        | Sym::Seq(_)
+        | Sym::Unknown(_) => false,
     }
 }
 

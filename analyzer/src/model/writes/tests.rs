@@ -26,22 +26,24 @@ fn s(v: &str) -> Value {
 #[test]
 fn helpers_are_followed_with_the_values_passed_in() {
     let w = writes_of(
-        "def _set(ctx, key, value):\n    if ctx is None:\n        return\n    ctx.set(key, value)\n\ndef record_verdict(verdict, context_variables=None):\n    _set(context_variables, 'status', 'done')\n    if verdict:\n        _set(context_variables, ' flag ', True)\n",
+        "def _set(ctx, key, value):\n    if ctx is None:\n        return\n    ctx.set(key, value)\n\ndef record_verdict(verdict, context_variables=None):\n    _set(context_variables, 'verdict', 'done')\n    if verdict:\n        _set(context_variables, ' verdict ', True)\n",
     );
     assert_eq!(w.opaque, None);
-    assert_eq!(consts(&w, "status"), vec![(s("done"), true)]);
     // The bridge strips its keys; a helper called under a condition writes
     // on some calls only.
-    assert_eq!(consts(&w, "flag"), vec![(Value::Bool(true), false)]);
+    assert_eq!(
+        consts(&w, "verdict"),
+        vec![(s("done"), true), (Value::Bool(true), false)]
+    );
 }
 
 #[test]
 fn what_a_helper_returns_is_followed() {
     let w = writes_of(
-        "def _status(ok):\n    if ok:\n        return 'passed'\n    return 'failed'\n\ndef record_verdict(verdict, context_variables=None):\n    context_variables['status'] = _status(verdict == 'publish')\n",
+        "def _status(ok):\n    if ok:\n        return 'passed'\n    return 'failed'\n\ndef record_verdict(verdict, context_variables=None):\n    context_variables['verdict'] = _status(verdict == 'publish')\n",
     );
     assert_eq!(
-        consts(&w, "status"),
+        consts(&w, "verdict"),
         vec![(s("passed"), true), (s("failed"), true)]
     );
 }
@@ -64,19 +66,19 @@ fn the_bridge_handed_to_code_mzk_does_not_read_makes_every_key_unknown() {
 #[test]
 fn a_helper_returning_the_bridge_is_still_followed() {
     let w = writes_of(
-        "def _ctx(cv):\n    return cv\n\ndef record_verdict(verdict, context_variables=None):\n    ctx = _ctx(context_variables)\n    ctx.set('status', 'done')\n",
+        "def _ctx(cv):\n    return cv\n\ndef record_verdict(verdict, context_variables=None):\n    ctx = _ctx(context_variables)\n    ctx.set('verdict', 'done')\n",
     );
     assert_eq!(w.opaque, None);
-    assert_eq!(consts(&w, "status"), vec![(s("done"), true)]);
+    assert_eq!(consts(&w, "verdict"), vec![(s("done"), true)]);
 }
 
 #[test]
 fn writes_the_bridge_guards_rule_out_are_not_writes() {
     let w = writes_of(
-        "def record_verdict(verdict, context_variables=None):\n    if context_variables is None:\n        context_variables = {}\n        context_variables['status'] = 'offline'\n    data = getattr(context_variables, 'data', None)\n    if isinstance(data, dict):\n        data['status'] = 'raw'\n    context_variables.set('status', 'done')\n",
+        "def record_verdict(verdict, context_variables=None):\n    if context_variables is None:\n        context_variables = {}\n        context_variables['verdict'] = 'offline'\n    data = getattr(context_variables, 'data', None)\n    if isinstance(data, dict):\n        data['verdict'] = 'raw'\n    context_variables.set('verdict', 'done')\n",
     );
     assert_eq!(w.opaque, None, "{w:?}");
-    assert_eq!(consts(&w, "status"), vec![(s("done"), true)]);
+    assert_eq!(consts(&w, "verdict"), vec![(s("done"), true)]);
 }
 
 #[test]
@@ -92,7 +94,7 @@ fn helpers_that_fan_out_are_followed_within_a_budget() {
         src.push_str(&format!("    return f{}(x)\n\n", i + 1));
     }
     src.push_str("def f12(x):\n    return 'done'\n\n");
-    src.push_str("def record_verdict(verdict, context_variables=None):\n    context_variables.set('status', f0(verdict))\n");
+    src.push_str("def record_verdict(verdict, context_variables=None):\n    context_variables.set('verdict', f0(verdict))\n");
     let w = writes_of(&src);
     // Followed as far as the budget goes, then nothing is claimed.
     let opaque = w.opaque.unwrap_or_default();

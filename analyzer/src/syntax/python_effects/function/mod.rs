@@ -10,6 +10,8 @@ use ruff_python_ast::{self as ast, Stmt};
 
 use super::names::{range, StoredNames};
 use super::{Cond, Effect, FunctionEffects, Import, ParamIx, Sym};
+use std::rc::Rc;
+
 use crate::hash::{HashMap, HashSet};
 use crate::syntax::{TextRange, Value};
 
@@ -27,12 +29,12 @@ pub(super) fn function(f: &ast::StmtFunctionDef, imports: &mut Vec<Import>) -> F
     for s in &f.body {
         locals.visit_stmt(s);
     }
-    let mut env: HashMap<String, Sym> = HashMap::default();
+    let mut env = Env::default();
     for (i, name) in params.iter().enumerate() {
-        env.insert(name.to_string(), Sym::Param(i as ParamIx));
+        env.insert(&**name, Sym::Param(i as ParamIx));
     }
     for extra in p.vararg.iter().chain(&p.kwarg) {
-        env.insert(extra.name.id.to_string(), Sym::Unknown(range(extra.range)));
+        env.insert(extra.name.id.as_str(), Sym::Unknown(range(extra.range)));
     }
     let mut walk = Walk {
         env,
@@ -108,9 +110,12 @@ pub(super) fn holds_param(sym: &Sym) -> bool {
 const MAX_EXITS: usize = 32;
 /// Largest value a local holds after joining branches; beyond, unknown.
 const MAX_SYM_SIZE: usize = 256;
+/// Largest value assigned to a local (a value that may be the bridge is
+/// always kept: losing it would lose writes).
+pub(super) const MAX_LOCAL_SIZE: usize = 48;
 
 /// The nodes of a value, counted up to just past [`MAX_SYM_SIZE`].
-fn size(sym: &Sym) -> usize {
+pub(super) fn size(sym: &Sym) -> usize {
     fn count(sym: &Sym, n: &mut usize) {
         *n += 1;
         if *n > MAX_SYM_SIZE {
@@ -157,7 +162,24 @@ fn size(sym: &Sym) -> usize {
     n
 }
 
-pub(super) type Env = HashMap<String, Sym>;
+/// What each local holds. Branches copy it, so it shares: a copy is a
+/// count per name, and a name no branch changed is told equal by address.
+#[derive(Clone, Default)]
+pub(super) struct Env(HashMap<Rc<str>, Rc<Sym>>);
+
+impl Env {
+    pub(super) fn get(&self, name: &str) -> Option<&Sym> {
+        self.0.get(name).map(|s| &**s)
+    }
+
+    pub(super) fn insert(&mut self, name: impl Into<Rc<str>>, value: Sym) {
+        self.0.insert(name.into(), Rc::new(value));
+    }
+
+    pub(super) fn remove(&mut self, name: &str) {
+        self.0.remove(name);
+    }
+}
 
 pub(super) struct Walk {
     env: Env,
@@ -238,23 +260,27 @@ impl Walk {
         let mut joined = last;
         // Folded from the last branch: `if c1 … elif c2 … else`.
         for (cond, env) in earlier.into_iter().rev() {
-            let mut names: Vec<String> = joined.keys().chain(env.keys()).cloned().collect();
+            let mut names: Vec<Rc<str>> = joined.0.keys().chain(env.0.keys()).cloned().collect();
             names.sort_unstable();
             names.dedup();
             for n in names {
-                let merged = match (env.get(&n), joined.get(&n)) {
-                    (Some(a), Some(b)) if a == b => continue,
+                let merged = match (env.0.get(&n), joined.0.get(&n)) {
+                    (Some(a), Some(b)) if Rc::ptr_eq(a, b) || a == b => continue,
                     (Some(a), Some(b)) if size(a) + size(b) > MAX_SYM_SIZE => Sym::Unknown(at),
                     (Some(a), Some(b)) => match &cond {
-                        Cond::Opaque => one_of(vec![a.clone(), b.clone()]),
+                        Cond::Opaque => one_of(vec![(**a).clone(), (**b).clone()]),
                         c => Sym::Choose(
                             Box::new(c.clone()),
-                            Box::new(a.clone()),
-                            Box::new(b.clone()),
+                            Box::new((**a).clone()),
+                            Box::new((**b).clone()),
                         ),
                     },
                     // Unbound on one path: reading it there raises.
-                    (Some(a), None) => a.clone(),
+                    (Some(a), None) => {
+                        let a = Rc::clone(a);
+                        joined.0.insert(n, a);
+                        continue;
+                    }
                     _ => continue,
                 };
                 joined.insert(n, merged);
@@ -266,7 +292,7 @@ impl Walk {
 
     pub(super) fn forget(&mut self, names: &[String], r: TextRange) {
         for n in names {
-            self.env.insert(n.clone(), Sym::Unknown(r));
+            self.env.insert(n.as_str(), Sym::Unknown(r));
         }
     }
 
