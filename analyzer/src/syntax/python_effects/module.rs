@@ -5,10 +5,13 @@ use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 
-use super::function::function;
+use super::function::{bounded, function};
 use super::names::{dotted, imports_of, literal, range, GlobalDecls, StoredNames};
 use super::{Import, ModuleEffects, Sym};
 use crate::hash::{HashMap, HashSet};
+
+/// Largest module-level table read (in nodes, about two per entry).
+const MAX_CONSTANT_SIZE: usize = 4096;
 
 /// Reads a parsed module's effects.
 pub fn read(module: &ast::ModModule) -> ModuleEffects {
@@ -36,7 +39,11 @@ pub fn read(module: &ast::ModModule) -> ModuleEffects {
                 }
             }
             Stmt::Assign(a) => {
-                let value = constant(&a.value, &globals);
+                let value = bounded(
+                    constant(&a.value, &globals),
+                    MAX_CONSTANT_SIZE,
+                    range(a.range),
+                );
                 for target in &a.targets {
                     match target {
                         Expr::Name(n) => bind(&mut globals, n.id.as_str().into(), value.clone()),
@@ -46,7 +53,7 @@ pub fn read(module: &ast::ModModule) -> ModuleEffects {
             }
             Stmt::AnnAssign(a) => match (&*a.target, &a.value) {
                 (Expr::Name(n), Some(v)) => {
-                    let value = constant(v, &globals);
+                    let value = bounded(constant(v, &globals), MAX_CONSTANT_SIZE, range(a.range));
                     bind(&mut globals, n.id.as_str().into(), value);
                 }
                 (target, _) => unbind_targets(target, &mut globals),

@@ -159,3 +159,35 @@ fn module_constants_tables_and_enum_members_are_read() {
     );
     assert!(matches!(m.global("TABLE"), Some(Sym::Dict(items)) if items.len() == 2));
 }
+
+#[test]
+fn values_stay_small_whatever_the_code_and_never_lose_the_parameter() {
+    // A deep literal table, and a local rebuilt from itself 500 times.
+    let deep = format!("T = {}1{}\n", "[".repeat(5000), "]".repeat(5000));
+    let mut src = deep;
+    src.push_str("def f(c):\n    return c\n\ndef tool(v, context_variables=None):\n    ctx = context_variables\n");
+    for _ in 0..500 {
+        src.push_str("    ctx = f(ctx)\n");
+    }
+    src.push_str("    ctx.set('k', v)\n");
+    let m = effects(&src);
+    assert!(
+        !matches!(m.global("T"), Some(Sym::Seq(_))),
+        "a table deeper than the reader keeps is not read"
+    );
+    let recv = m
+        .function("tool")
+        .unwrap()
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Write { recv, .. } => Some(recv.clone()),
+            _ => None,
+        })
+        .expect("the write");
+    // Never larger than a local may hold, and still the parameter it may be
+    // (beside an unknown where it was cut short).
+    assert!(super::function::size(&recv, 1000) <= 64, "{recv:?}");
+    let text = format!("{recv:?}");
+    assert!(text.contains("OneOf([Param(1), Unknown("), "{text}");
+}

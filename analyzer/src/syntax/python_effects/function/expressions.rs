@@ -5,7 +5,7 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, UnaryOp};
 use ruff_text_size::Ranged;
 
-use super::{holds_param, Walk};
+use super::{bounded, holds_param, Walk, MAX_SYM_SIZE};
 use crate::syntax::python_effects::names::{dotted, literal, range, LoadedNames, StoredNames};
 use crate::syntax::python_effects::{
     Call, Cond, Effect, StrOp, Sym, WriteKind, BRIDGE_METHODS, BRIDGE_READ_METHODS,
@@ -157,7 +157,8 @@ impl Walk {
     }
 
     pub(super) fn expr(&mut self, expr: &Expr) -> Sym {
-        stacker::maybe_grow(64 << 10, 1 << 20, || self.expr_inner(expr))
+        let sym = stacker::maybe_grow(64 << 10, 1 << 20, || self.expr_inner(expr));
+        bounded(sym, MAX_SYM_SIZE, range(expr.range()))
     }
 
     pub(super) fn expr_inner(&mut self, expr: &Expr) -> Sym {

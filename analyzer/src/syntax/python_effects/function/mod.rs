@@ -109,47 +109,47 @@ pub(super) fn holds_param(sym: &Sym) -> bool {
 /// Earlier exits kept apart in the conditions of later effects.
 const MAX_EXITS: usize = 32;
 /// Largest value a local holds after joining branches; beyond, unknown.
-const MAX_SYM_SIZE: usize = 256;
+pub(super) const MAX_SYM_SIZE: usize = 256;
 /// Largest value assigned to a local (a value that may be the bridge is
 /// always kept: losing it would lose writes).
 pub(super) const MAX_LOCAL_SIZE: usize = 48;
 
-/// The nodes of a value, counted up to just past [`MAX_SYM_SIZE`].
-pub(super) fn size(sym: &Sym) -> usize {
-    fn count(sym: &Sym, n: &mut usize) {
+/// The nodes of a value, counted up to just past `cap`.
+pub(super) fn size(sym: &Sym, cap: usize) -> usize {
+    fn count(sym: &Sym, n: &mut usize, cap: usize) {
         *n += 1;
-        if *n > MAX_SYM_SIZE {
+        if *n > cap {
             return;
         }
         match sym {
-            Sym::OneOf(xs) | Sym::Seq(xs) => xs.iter().for_each(|x| count(x, n)),
+            Sym::OneOf(xs) | Sym::Seq(xs) => xs.iter().for_each(|x| count(x, n, cap)),
             Sym::Choose(_, a, b) => {
-                count(a, n);
-                count(b, n);
+                count(a, n, cap);
+                count(b, n, cap);
             }
-            Sym::Str(_, x) => count(x, n),
+            Sym::Str(_, x) => count(x, n, cap),
             Sym::Attr { base, default, .. } => {
-                count(base, n);
-                default.iter().for_each(|d| count(d, n));
+                count(base, n, cap);
+                default.iter().for_each(|d| count(d, n, cap));
             }
             Sym::Index {
                 table,
                 key,
                 default,
             } => {
-                count(table, n);
-                count(key, n);
-                default.iter().for_each(|d| count(d, n));
+                count(table, n, cap);
+                count(key, n, cap);
+                default.iter().for_each(|d| count(d, n, cap));
             }
             Sym::Dict(items) => items.iter().for_each(|(k, v)| {
-                count(k, n);
-                count(v, n);
+                count(k, n, cap);
+                count(v, n, cap);
             }),
             Sym::Call(c) => c
                 .args
                 .iter()
                 .chain(c.keywords.iter().map(|(_, v)| v))
-                .for_each(|x| count(x, n)),
+                .for_each(|x| count(x, n, cap)),
             Sym::Const(_)
             | Sym::Param(_)
             | Sym::Global(_)
@@ -158,8 +158,59 @@ pub(super) fn size(sym: &Sym) -> usize {
         }
     }
     let mut n = 0;
-    stacker::maybe_grow(64 << 10, 1 << 20, || count(sym, &mut n));
+    stacker::maybe_grow(64 << 10, 1 << 20, || count(sym, &mut n, cap));
     n
+}
+
+/// `sym`, or when it is larger than `limit` nodes a small stand-in: the
+/// parameters it may be (so a bridge is never lost) beside an unknown. Keeps
+/// every value the reader holds small and shallow, whatever the code.
+pub(super) fn bounded(sym: Sym, limit: usize, r: TextRange) -> Sym {
+    if size(&sym, limit) <= limit {
+        return sym;
+    }
+    let mut held = Vec::new();
+    params_held(&sym, &mut held);
+    if held.is_empty() {
+        return Sym::Unknown(r);
+    }
+    held.push(Sym::Unknown(r));
+    Sym::OneOf(held)
+}
+
+/// The parameters (and `parameter.attribute`s) a value may be.
+fn params_held(sym: &Sym, out: &mut Vec<Sym>) {
+    stacker::maybe_grow(64 << 10, 1 << 20, || match sym {
+        Sym::Param(_) if !out.contains(sym) => out.push(sym.clone()),
+        Sym::Attr { base, attr, .. } => {
+            let mut bases = Vec::new();
+            params_held(base, &mut bases);
+            for b in bases {
+                let s = match b {
+                    Sym::Param(_) => Sym::Attr {
+                        base: Box::new(b),
+                        attr: attr.clone(),
+                        default: None,
+                    },
+                    other => other,
+                };
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        Sym::OneOf(xs) => xs.iter().for_each(|x| params_held(x, out)),
+        Sym::Choose(_, a, b) => {
+            params_held(a, out);
+            params_held(b, out);
+        }
+        Sym::Call(c) => c
+            .args
+            .iter()
+            .chain(c.keywords.iter().map(|(_, v)| v))
+            .for_each(|x| params_held(x, out)),
+        _ => {}
+    })
 }
 
 /// What each local holds. Branches copy it, so it shares: a copy is a
@@ -266,7 +317,11 @@ impl Walk {
             for n in names {
                 let merged = match (env.0.get(&n), joined.0.get(&n)) {
                     (Some(a), Some(b)) if Rc::ptr_eq(a, b) || a == b => continue,
-                    (Some(a), Some(b)) if size(a) + size(b) > MAX_SYM_SIZE => Sym::Unknown(at),
+                    (Some(a), Some(b))
+                        if size(a, MAX_SYM_SIZE) + size(b, MAX_SYM_SIZE) > MAX_SYM_SIZE =>
+                    {
+                        Sym::Unknown(at)
+                    }
                     (Some(a), Some(b)) => match &cond {
                         Cond::Opaque => one_of(vec![(**a).clone(), (**b).clone()]),
                         c => Sym::Choose(

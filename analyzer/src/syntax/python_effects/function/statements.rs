@@ -4,7 +4,7 @@ use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 
-use super::{holds_param, one_of, size, Walk, MAX_LOCAL_SIZE};
+use super::{bounded, holds_param, one_of, Walk, MAX_LOCAL_SIZE};
 use crate::syntax::python_effects::names::{imports_of, range, LoadedNames, StoredNames};
 use crate::syntax::python_effects::{Cond, Effect, Sym, WriteKind};
 use crate::syntax::{TextRange, Value};
@@ -283,11 +283,7 @@ impl Walk {
             Expr::Name(n) => {
                 // A local holds a small value or none known: branches copy
                 // every local, and values nest one into another.
-                let value = if holds_param(&value) || size(&value) <= MAX_LOCAL_SIZE {
-                    value
-                } else {
-                    Sym::Unknown(range(n.range))
-                };
+                let value = bounded(value, MAX_LOCAL_SIZE, range(n.range));
                 self.env.insert(n.id.to_string(), value);
             }
             Expr::Tuple(t) => self.unpack(&t.elts, value, target),
