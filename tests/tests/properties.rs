@@ -638,3 +638,84 @@ fn one_broken_line_reports_the_syntax_error_alone() {
     }
     assert!(broken > 100, "only {broken} edits broke their file");
 }
+
+/// Statements of a tool function, each a complete block at the body's
+/// indentation: guards, writes, helpers, aliases, loops, handlers and
+/// escapes of the bridge, and a few that Python refuses.
+const PYTHON_STATEMENTS: &[&str] = &[
+    "    context_variables.set('verdict', verdict)\n",
+    "    if context_variables is not None:\n        context_variables.set('verdict', 'reject')\n",
+    "    if context_variables is None:\n        return {}\n",
+    "    if not context_variables or not hasattr(context_variables, 'set'):\n        return None\n",
+    "    ctx = context_variables or {}\n",
+    "    ctx = context_variables\n",
+    "    ctx.set('verdict', _pick(verdict))\n",
+    "    _store(context_variables, verdict)\n",
+    "    _store(cv=context_variables, v=_pick(verdict))\n",
+    "    for k in ('verdict', ' verdict '):\n        context_variables[k] = verdict\n",
+    "    verdict = verdict.lower()\n",
+    "    verdict = TABLE.get(verdict, 'revise')\n",
+    "    verdict = TABLE[verdict]\n",
+    "    match verdict:\n        case 'a':\n            verdict = 'publish'\n        case _:\n            pass\n",
+    "    try:\n        verdict = str(verdict)\n    except Exception:\n        verdict = None\n",
+    "    setter = getattr(context_variables, 'set', None)\n",
+    "    setter('verdict', 'x')\n",
+    "    data = getattr(context_variables, 'data', None)\n",
+    "    if isinstance(data, dict):\n        data['verdict'] = 1\n",
+    "    while verdict:\n        verdict = verdict[1:]\n",
+    "    return {'verdict': verdict}\n",
+    "    x = [context_variables]\n",
+    "    cb = lambda: context_variables.set('verdict', 1)\n",
+    "    assert context_variables\n",
+    "    context_variables.pop('verdict')\n",
+    "    verdict = Verdict.PUBLISH if verdict else Verdict.REVISE.value\n",
+    "    with open('f') as fh:\n        context_variables.set('verdict', fh.read())\n",
+    "    del verdict\n",
+    "    verdict = f'{verdict}_x'\n",
+    "    context_variables.set(verdict, 1)\n",
+    "    'unclosed\n",
+    "    ) \n",
+];
+
+const PYTHON_MODULE_HEAD: &str = "from enum import Enum\n\nclass Verdict(str, Enum):\n    PUBLISH = 'publish'\n    REVISE = 'revise'\n\nTABLE = {'a': 'publish', 'b': Verdict.REVISE}\n\ndef _pick(v):\n    if v:\n        return 'publish'\n    return _pick(not v)\n\ndef _store(cv, v):\n    if cv is None:\n        return\n    cv.set('verdict', v)\n\ndef record_verdict(verdict: str, context_variables=None):\n";
+
+/// The MZ307 rule fixture's files.
+fn judge_files() -> &'static Vec<(String, Vec<u8>)> {
+    static FILES: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        mzk_tests::files_under(&repo().join("tests/fixtures/rules/MZ307"))
+            .into_iter()
+            .map(|(relative, bytes)| (relative.to_string_lossy().into_owned(), bytes))
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// Tool code assembled from those statements never makes the analysis
+    /// panic or hang, and holds every invariant above; what it writes gives
+    /// the routing variable a domain or a reason it has none.
+    #[test]
+    fn tool_code_of_any_shape_is_read_safely(
+        statements in prop::collection::vec(0..PYTHON_STATEMENTS.len(), 0..12),
+    ) {
+        let mut record = PYTHON_MODULE_HEAD.to_string();
+        for &i in &statements {
+            record.push_str(PYTHON_STATEMENTS[i]);
+        }
+        record.push_str("    return {'status': 'ok'}\n");
+        let dir = Path::new("/w/MZ307");
+        let mut fs = MemoryFs::new();
+        for (relative, bytes) in judge_files() {
+            fs.insert(dir.join(relative), bytes.clone());
+        }
+        fs.insert(dir.join("tools/record.py"), record.clone().into_bytes());
+        let analysis = analyse_at(&fs, dir);
+        prop_assert!(
+            analysis.bundle.domains().of("verdict").is_some(),
+            "no domain answer for:\n{record}"
+        );
+        holds_invariants_at(&fs, dir)?;
+    }
+}
