@@ -146,7 +146,11 @@ pub fn run(args: GraphArgs) -> ExitCode {
                         Some(Domain::Unknown(why)) => json!({"kind": "unknown", "because": why}),
                         None => json!({"kind": "undeclared"}),
                     };
-                    json!({"name": name, "domain": domain})
+                    let declared = bundle
+                        .variable(&name)
+                        .and_then(|v| v.declared_type.as_ref())
+                        .map(|t| t.text.clone());
+                    json!({"name": name, "type": declared, "domain": domain})
                 })
                 .collect();
             format!(

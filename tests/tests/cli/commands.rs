@@ -219,6 +219,7 @@ fn graph_json_gives_each_routing_variable_its_domain_and_where_it_comes_from() {
     assert_eq!(variables.len(), 1, "{variables:?}");
     let verdict = &variables[0];
     assert_eq!(verdict["name"], "verdict");
+    assert_eq!(verdict["type"], "string");
     assert_eq!(verdict["domain"]["kind"], "known");
     assert_eq!(
         verdict["domain"]["values"],
