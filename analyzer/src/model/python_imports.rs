@@ -14,7 +14,7 @@ use super::Bundle;
 use crate::diagnostics::FileId;
 use crate::fs::FileSystem;
 use crate::syntax::python;
-use crate::syntax::python_effects::{Call, Effect, Import, ModuleEffects, ParamIx, Sym};
+use crate::syntax::python_effects::{Call, Effect, Import, ModuleEffects, ParamIx};
 use crate::syntax::LineIndex;
 
 /// Most modules read beyond the bound ones.
@@ -127,12 +127,12 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
             .collect();
         for call in calls {
             let positional: Vec<usize> = (0..call.args.len())
-                .filter(|&i| holds(&call.args[i], &holders))
+                .filter(|&i| call.args[i].may_be_param(&|p| holders.contains(&p)))
                 .collect();
             let keywords: Vec<Box<str>> = call
                 .keywords
                 .iter()
-                .filter(|(_, v)| holds(v, &holders))
+                .filter(|(_, v)| v.may_be_param(&|p| holders.contains(&p)))
                 .map(|(k, _)| k.clone())
                 .collect();
             if positional.is_empty() && keywords.is_empty() {
@@ -177,22 +177,6 @@ const MAX_FOLLOWED: usize = 4096;
 
 fn effects_of(bundle: &Bundle, r: ModuleRef) -> Option<Arc<ModuleEffects>> {
     module_of(bundle, r).and_then(|m| m.effects.clone())
-}
-
-/// Whether the value may hold one of the parameters `holders`.
-fn holds(sym: &Sym, holders: &[ParamIx]) -> bool {
-    match sym {
-        Sym::Param(i) => holders.contains(i),
-        Sym::Attr { base, .. } => holds(base, holders),
-        Sym::OneOf(xs) => xs.iter().any(|x| holds(x, holders)),
-        Sym::Choose(_, a, b) => holds(a, holders) || holds(b, holders),
-        Sym::Call(c) => c
-            .args
-            .iter()
-            .chain(c.keywords.iter().map(|(_, v)| v))
-            .any(|x| holds(x, holders)),
-        _ => false,
-    }
 }
 
 /// The module and function a callee name of module `at` stands for,

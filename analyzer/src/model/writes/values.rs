@@ -364,31 +364,12 @@ pub(super) enum Defined<'m> {
 /// `frame`: only through a parameter that holds it, since code gets the
 /// bridge from nowhere else. A cheap test before resolving a value.
 pub(super) fn may_hold_bridge(frame: &Frame<'_>, sym: &Sym) -> bool {
-    match sym {
-        Sym::Param(i) => frame.args.get(*i as usize).is_some_and(|alts| {
+    sym.may_be_param(&|i| {
+        frame.args.get(i as usize).is_some_and(|alts| {
             alts.iter()
                 .any(|v| matches!(v, Val::Bridge | Val::Capture | Val::Internals))
-        }),
-        Sym::Attr { base, .. } => may_hold_bridge(frame, base),
-        Sym::OneOf(xs) => xs.iter().any(|x| may_hold_bridge(frame, x)),
-        Sym::Choose(_, a, b) => may_hold_bridge(frame, a) || may_hold_bridge(frame, b),
-        // A helper can only return the bridge it is handed.
-        Sym::Call(c) => c
-            .args
-            .iter()
-            .chain(c.keywords.iter().map(|(_, v)| v))
-            .any(|x| may_hold_bridge(frame, x)),
-        // Items, string results, constants and module names are not the
-        // bridge (storing it anywhere is an escape of its own).
-        Sym::Const(_)
-        | Sym::Global(_)
-        | Sym::Member { .. }
-        | Sym::Str(..)
-        | Sym::Index { .. }
-        | Sym::Dict(_)
-        | Sym::Seq(_)
-        | Sym::Unknown(_) => false,
-    }
+        })
+    })
 }
 
 /// Python's `str` methods on a known value; `None` when the call raises.

@@ -84,6 +84,34 @@ pub enum StrOp {
     Casefold,
 }
 
+impl Sym {
+    /// Whether the value may be one of the parameters `is` picks (the
+    /// object itself, or `param.attribute` such as the capture's bridge):
+    /// through an alias, a branch, or a helper it is handed to, which may
+    /// return it. Items, string results, constants and module names are not.
+    pub fn may_be_param(&self, is: &impl Fn(ParamIx) -> bool) -> bool {
+        match self {
+            Sym::Param(i) => is(*i),
+            Sym::Attr { base, .. } => base.may_be_param(is),
+            Sym::OneOf(xs) => xs.iter().any(|x| x.may_be_param(is)),
+            Sym::Choose(_, a, b) => a.may_be_param(is) || b.may_be_param(is),
+            Sym::Call(c) => c
+                .args
+                .iter()
+                .chain(c.keywords.iter().map(|(_, v)| v))
+                .any(|x| x.may_be_param(is)),
+            Sym::Const(_)
+            | Sym::Global(_)
+            | Sym::Member { .. }
+            | Sym::Str(..)
+            | Sym::Index { .. }
+            | Sym::Dict(_)
+            | Sym::Seq(_)
+            | Sym::Unknown(_) => false,
+        }
+    }
+}
+
 /// A condition on the path to an effect.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cond {

@@ -90,20 +90,7 @@ pub(super) fn one_of(mut syms: Vec<Sym>) -> Sym {
 /// Whether the value may be a parameter's object itself (the bridge, when
 /// that parameter is the bridge).
 pub(super) fn holds_param(sym: &Sym) -> bool {
-    match sym {
-        Sym::Param(_) => true,
-        // A bound method or the capture's bridge: resolved by the reader.
-        Sym::Attr { base, .. } => holds_param(base),
-        Sym::OneOf(xs) => xs.iter().any(holds_param),
-        Sym::Choose(_, a, b) => holds_param(a) || holds_param(b),
-        // A helper handed a parameter may return it.
-        Sym::Call(c) => c
-            .args
-            .iter()
-            .chain(c.keywords.iter().map(|(_, v)| v))
-            .any(holds_param),
-        _ => false,
-    }
+    sym.may_be_param(&|_| true)
 }
 
 /// Earlier exits kept apart in the conditions of later effects.
