@@ -8,15 +8,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::base::fs::FileSystem;
+use crate::base::{FileId, TextRange, FILE_KINDS};
 use crate::cache::{AnalysisCache, Memos};
 use crate::config::Config;
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::fs::FileSystem;
+use crate::diagnostics::{sort_diagnostics, Diagnostic};
 use crate::model::file_cache::YamlMemo;
 use crate::model::{self, Bundle, SourceFile};
 use crate::rules::Rule;
-use crate::schema::{validate_file, FILE_KINDS};
-use crate::syntax::{self, LineIndex, TextRange};
+use crate::schema::validate_file;
+use crate::syntax::{self, LineIndex};
 
 /// The result of analysing one bundle.
 #[derive(Debug, Clone)]
@@ -53,7 +54,13 @@ pub fn analyze(
 ) -> Analysis {
     let mut analysis = analyze_files(fs, dir, settings, cache);
     if let Some(config) = settings {
-        config.apply(&mut analysis);
+        let complete = analysis.incomplete.is_empty();
+        config.apply(
+            &analysis.bundle,
+            complete,
+            &mut analysis.diagnostics,
+            &mut analysis.opt_in_hidden,
+        );
     }
     analysis
 }
@@ -151,6 +158,8 @@ fn analyze_files(
     }
     bundle.index();
     model::python::load(&mut bundle, fs, cache);
+    // The modules the bundle's tools import, where the bridge flows into them.
+    model::python_imports::load(&mut bundle, fs, cache);
     // While a file cannot be read, cross-file findings are held back (see
     // `hold_back`), and the prompt checks read every file. The checks that
     // read the prompts read the lowered model alone, so they run beside the
@@ -167,7 +176,7 @@ fn analyze_files(
             )
         };
         let beside = std::thread::Builder::new()
-            .stack_size(crate::limits::THREAD_STACK_BYTES)
+            .stack_size(crate::base::limits::THREAD_STACK_BYTES)
             .spawn_scoped(scope, work)
             .ok();
         let symbols = model::symbols::build(bundle);
@@ -223,7 +232,7 @@ fn hold_back(bundle: &Bundle, incomplete: &[FileId], diagnostics: &mut Vec<Diagn
         let name = bundle.file(id).map_or("", |f| f.relative.as_str());
         if let Some(first) = diagnostics
             .iter_mut()
-            .filter(|d| d.file == id && d.severity == crate::diagnostics::Severity::Error)
+            .filter(|d| d.file == id && d.severity == crate::base::Severity::Error)
             .min_by_key(|d| d.range.start)
         {
             first.message.push_str(&held_back_note(name));
@@ -253,7 +262,7 @@ pub fn merge_last_readable(current: &mut Analysis, last_readable: Analysis) {
         .filter_map(|id| current.bundle.file(*id).map(|f| f.relative.as_str()))
         .collect();
     let current_id = |relative: &str| current.bundle.file_at(relative).map(|f| f.id);
-    let kind_unreadable = |kind: crate::schema::FileKind| unreadable.contains(&kind.path());
+    let kind_unreadable = |kind: crate::base::FileKind| unreadable.contains(&kind.path());
     let mut merged: Vec<Diagnostic> = Vec::new();
     for mut d in last_readable.diagnostics {
         let Some(file) = last_readable.bundle.file(d.file) else {
@@ -304,21 +313,6 @@ pub fn merge_last_readable(current: &mut Analysis, last_readable: Analysis) {
     }
     sort_diagnostics(&mut merged);
     current.diagnostics = merged;
-}
-
-/// The order diagnostics are reported in: by file, position, rule and
-/// message, without duplicates.
-pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| {
-        (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
-            b.file,
-            b.range.start,
-            b.range.end,
-            b.rule,
-            &b.message,
-        ))
-    });
-    diagnostics.dedup();
 }
 
 /// [`analyze`] of several bundles, each with its settings (`settings[i]` is
@@ -377,7 +371,7 @@ pub fn analyze_bundles(
                 }
             };
             let spawned = std::thread::Builder::new()
-                .stack_size(crate::limits::THREAD_STACK_BYTES)
+                .stack_size(crate::base::limits::THREAD_STACK_BYTES)
                 .spawn_scoped(scope, work);
             if spawned.is_err() {
                 // No thread to be had: the bundles left are analysed by the
@@ -392,7 +386,7 @@ pub fn analyze_bundles(
 /// A bundle YAML file's own work: decode, parse, validate. The bytes come
 /// back when the text is not exactly them.
 fn read_yaml(
-    kind: crate::schema::FileKind,
+    kind: crate::base::FileKind,
     bytes: Vec<u8>,
     id: FileId,
 ) -> (YamlMemo, Option<Vec<u8>>) {

@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::base::memo::Memo;
 use crate::checks::PromptMemos;
 use crate::model::file_cache::FileCache;
 use crate::model::mentions::SharedMentions;
 use crate::syntax::python_keys::BuiltMemo;
+use crate::syntax::YamlDocument;
 use crate::tokens::TokenCounts;
 
 /// Results derived from texts alone (token counts, prompt word runs and
@@ -22,7 +24,19 @@ pub struct Memos {
     pub tokens: TokenCounts,
     pub(crate) prompts: PromptMemos,
     pub(crate) built: Arc<BuiltMemo>,
-    pub(crate) fix_trees: crate::ide::FixTrees,
+    pub(crate) fix_trees: FixTrees,
+}
+
+/// Trees of bundle files parsed again for fixes (the model keeps no trees),
+/// by text: a report asks for the fixes of every finding, and the fixes of
+/// a bundle's findings edit the same few files.
+#[derive(Debug)]
+pub(crate) struct FixTrees(pub(crate) Memo<YamlDocument>);
+
+impl Default for FixTrees {
+    fn default() -> FixTrees {
+        FixTrees(Memo::new(64))
+    }
 }
 
 /// One bundle's cache: the per-file work of its earlier analyses (files are
@@ -78,11 +92,12 @@ impl AnalysisCache {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
     use super::AnalysisCache;
     use crate::model::mentions::SharedMentions;
     use crate::{analyze, analyze_bundle, FileSystem, RealFs};
-    use std::path::Path;
-    use std::sync::Arc;
 
     /// What an analysis says, in a comparable form.
     fn outcome(analysis: &crate::Analysis) -> (Vec<String>, Vec<(String, String)>) {

@@ -7,15 +7,17 @@
 //! the prompt checks, whose thresholds are settings, run just before with
 //! the `[context]` limits.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 
-use crate::analysis::Analysis;
-use crate::diagnostics::{did_you_mean, mean_hint, Severity};
-use crate::fs::FileSystem;
+use crate::base::fs::FileSystem;
+use crate::base::Severity;
+use crate::diagnostics::{did_you_mean, mean_hint, sort_diagnostics, Diagnostic};
+use crate::model::Bundle;
 use crate::prompt::PromptLimits;
-use crate::rules::{Group, Rule};
+use crate::rules::{Group, Rule, Selector};
 use crate::suppression::{self, Suppressions};
 
 /// The keys a configuration may hold.
@@ -35,53 +37,6 @@ const CONTEXT_KEYS: &[&str] = &[
     "duplicate-min-chars",
     "near-duplicate-similarity",
 ];
-
-/// A rule selector: `ALL`, a code (`MZ301`), a code prefix (`MZ3`), a group
-/// name (`context-budget`, see `rules::Group`) or `default` (the rules that
-/// run when nothing is configured).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selector {
-    /// A code prefix; empty for `ALL`.
-    Prefix(String),
-    Group(Group),
-    Default,
-}
-
-impl Selector {
-    /// Parses a selector; `None` when it matches no rule.
-    pub fn parse(text: &str) -> Option<Selector> {
-        let upper = text.trim().to_ascii_uppercase();
-        if upper == "ALL" {
-            return Some(Selector::Prefix(String::new()));
-        }
-        if upper == "DEFAULT" {
-            return Some(Selector::Default);
-        }
-        if let Some(group) = Group::lookup(text) {
-            return Some(Selector::Group(group));
-        }
-        let matches_some = Rule::ALL.iter().any(|r| r.code().starts_with(&upper));
-        (matches_some && upper.starts_with("MZ")).then_some(Selector::Prefix(upper))
-    }
-
-    pub fn matches(&self, rule: Rule) -> bool {
-        match self {
-            Selector::Prefix(prefix) => rule.code().starts_with(prefix.as_str()),
-            Selector::Group(group) => rule.group() == *group,
-            Selector::Default => rule.default_enabled(),
-        }
-    }
-
-    /// Longer prefixes are more specific and win over shorter ones; a group
-    /// (or `default`) is more specific than `ALL` and less than any prefix.
-    fn specificity(&self) -> usize {
-        match self {
-            Selector::Prefix(prefix) if prefix.is_empty() => 0,
-            Selector::Prefix(prefix) => prefix.len() + 1,
-            Selector::Group(_) | Selector::Default => 1,
-        }
-    }
-}
 
 /// A problem in a configuration file or option.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -346,20 +301,25 @@ impl Config {
     /// Drops what the selection and suppressions turn off, sets severities,
     /// and reports unused or unreadable suppression comments (MZ901, MZ902).
     /// `analysis::analyze` calls it, after the prompt checks.
-    pub(crate) fn apply(&self, analysis: &mut Analysis) {
-        // While a file cannot be read, cross-file findings are held back
-        // (see `analysis::hold_back`): a suppression may only look unused
-        // because its finding was held.
-        let complete = analysis.incomplete.is_empty();
-        analysis.opt_in_hidden.clear();
-        let bundle = &analysis.bundle;
+    /// `complete` is false while a file of the bundle cannot be read: then
+    /// cross-file findings are held back (see `analysis::hold_back`), and a
+    /// suppression may only look unused because its finding was held.
+    /// `opt_in_hidden` gets the count of each opt-in rule's findings left off.
+    pub(crate) fn apply(
+        &self,
+        bundle: &Bundle,
+        complete: bool,
+        diagnostics: &mut Vec<Diagnostic>,
+        opt_in_hidden: &mut BTreeMap<Rule, usize>,
+    ) {
+        opt_in_hidden.clear();
         let mut suppressions: Vec<Suppressions> = bundle
             .files
             .iter()
             .map(|f| suppression::scan(f.id, &f.text))
             .collect();
-        let mut kept = Vec::with_capacity(analysis.diagnostics.len());
-        for mut d in std::mem::take(&mut analysis.diagnostics) {
+        let mut kept = Vec::with_capacity(diagnostics.len());
+        for mut d in std::mem::take(diagnostics) {
             let path = bundle
                 .file(d.file)
                 .map_or_else(|| bundle.dir.clone(), |f| bundle.dir.join(&f.relative));
@@ -383,7 +343,7 @@ impl Config {
             }
             if !enabled {
                 if !d.rule.default_enabled() && !self.ignore.iter().any(|s| s.matches(d.rule)) {
-                    *analysis.opt_in_hidden.entry(d.rule).or_default() += 1;
+                    *opt_in_hidden.entry(d.rule).or_default() += 1;
                 }
                 continue;
             }
@@ -403,8 +363,8 @@ impl Config {
                 }
             }
         }
-        crate::analysis::sort_diagnostics(&mut kept);
-        analysis.diagnostics = kept;
+        sort_diagnostics(&mut kept);
+        *diagnostics = kept;
     }
 }
 

@@ -1,29 +1,8 @@
 //! The diagnostic as every layer produces it: a rule, a file, a byte range, a
 //! message that says what is wrong and how to fix it, and related locations.
 
+use crate::base::{FileId, FileKind, Severity, TextRange};
 use crate::rules::Rule;
-use crate::syntax::TextRange;
-
-/// Index of a file in the analysed bundle's file list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FileId(pub u32);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Error,
-    Warning,
-    Info,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
 
 /// A second location that explains a diagnostic (the other end of a reference,
 /// the first occurrence of a duplicate).
@@ -89,10 +68,10 @@ pub enum Fix {
 impl Fix {
     /// The file kind a fix edits when that is not the file of its
     /// diagnostic (a declaration, a fallback rule).
-    pub fn edits_other_file(&self) -> Option<crate::schema::FileKind> {
+    pub fn edits_other_file(&self) -> Option<FileKind> {
         match self {
-            Fix::DeclareVariable { .. } => Some(crate::schema::FileKind::ContextVariables),
-            Fix::AddFallback { .. } => Some(crate::schema::FileKind::TransitionGraph),
+            Fix::DeclareVariable { .. } => Some(FileKind::ContextVariables),
+            Fix::AddFallback { .. } => Some(FileKind::TransitionGraph),
             Fix::ReplaceWord { .. } | Fix::RemoveEntry { .. } | Fix::RemoveSuppression { .. } => {
                 None
             }
@@ -246,6 +225,21 @@ pub fn one_of<S: AsRef<str>>(choices: &[S]) -> String {
         1 => quoted[0].clone(),
         n => format!("{} or {}", quoted[..n - 1].join(", "), quoted[n - 1]),
     }
+}
+
+/// The order diagnostics are reported in: by file, position, rule and
+/// message, without duplicates.
+pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| {
+        (a.file, a.range.start, a.range.end, a.rule, &a.message).cmp(&(
+            b.file,
+            b.range.start,
+            b.range.end,
+            b.rule,
+            &b.message,
+        ))
+    });
+    diagnostics.dedup();
 }
 
 #[cfg(test)]

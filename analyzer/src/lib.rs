@@ -2,35 +2,28 @@
 //!
 //! Layers, data flowing one way: [`syntax`] (spanned YAML) → [`schema`] (one
 //! declarative description per file kind) → [`model`] (the typed `Bundle`) →
-//! [`checks`] (cross-file rules), all reading files through [`fs`];
+//! [`checks`] (cross-file rules), all reading files through [`base::fs`];
 //! [`analysis::analyze`] runs them with the settings and the caller's
 //! [`cache`]. See ARCHITECTURE.md.
 
 pub mod analysis;
+pub mod base;
 pub mod cache;
 pub mod checks;
 pub mod config;
 pub mod diagnostics;
-pub mod fs;
 pub mod graph;
-pub mod hash;
 pub mod ide;
-pub mod limits;
-pub mod memo;
 pub mod model;
 pub mod prompt;
-#[cfg(test)]
-mod quiet_panic;
 pub mod rules;
 pub mod schema;
-#[cfg(test)]
-mod seeded;
 pub mod suppression;
 pub mod syntax;
 pub mod tokens;
 pub mod workspace;
 
 pub use analysis::{analyze, analyze_bundle, analyze_bundles, discover_bundles, Analysis};
+pub use base::fs::{FileSystem, MemoryFs, RealFs};
 pub use cache::{AnalysisCache, Memos};
 pub use config::{Config, ConfigError, Overrides};
-pub use fs::{FileSystem, MemoryFs, RealFs};

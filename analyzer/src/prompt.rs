@@ -4,10 +4,10 @@
 //! Prompt middleware rewrites the prompt at run time; it is listed, never
 //! guessed. Sizes in tokens come from [`crate::tokens`].
 
-use crate::diagnostics::FileId;
+use crate::base::{FileId, TextRange};
 use crate::model::python::{BindingOwner, BindingTarget};
 use crate::model::{Agent, Bundle, PromptSection};
-use crate::syntax::{Node, NodeKind, TextRange, Value};
+use crate::syntax::{Node, NodeKind, Value};
 
 /// The thresholds of the prompt checks (MZ801, MZ803), set in the
 /// `[context]` table of the configuration.
@@ -266,9 +266,10 @@ fn exposed_value(node: &Node) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::{analyze_bundle, MemoryFs};
-    use std::path::Path;
 
     fn bundle(agents: &str, variables: &str) -> crate::Analysis {
         let mut fs = MemoryFs::new();

@@ -10,10 +10,9 @@
 //! whitespace), which is what both languages' comment rules come to outside
 //! multi-line strings.
 
-use crate::config::Selector;
-use crate::diagnostics::{Diagnostic, FileId, Fix};
-use crate::rules::Rule;
-use crate::syntax::TextRange;
+use crate::base::{FileId, TextRange};
+use crate::diagnostics::{Diagnostic, Fix};
+use crate::rules::{Rule, Selector};
 
 /// One suppression comment.
 #[derive(Debug)]

@@ -123,7 +123,7 @@ fn main() {
             first
                 .diagnostics
                 .iter()
-                .all(|d| d.severity != mzk_analyzer::diagnostics::Severity::Error),
+                .all(|d| d.severity != mzk_analyzer::base::Severity::Error),
             "{:?}",
             first.diagnostics.first()
         );

@@ -18,11 +18,10 @@
 //! reported in milliseconds.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use mzk_analyzer::diagnostics::FileId;
-use std::sync::Arc;
-
+use mzk_analyzer::base::FileId;
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::prompt::{compose, PromptLimits};
 use mzk_analyzer::{

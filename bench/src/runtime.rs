@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mzk_analyzer::{analyze_bundle, RealFs};
-use mzk_runtime::backend::{
-    BackendFuture, ModelBackend, ModelReply, ScenarioBackend, ScriptedResponse, TurnRequest,
-};
+use mzk_runtime::backend::{BackendFuture, ModelBackend, ModelReply, TurnRequest};
 use mzk_runtime::history::History;
 use mzk_runtime::python::{CallKind, CallRequest, ContextAccess, Worker};
+use mzk_runtime::scenario::ScriptedResponse;
+use mzk_runtime::scripted::ScenarioBackend;
 use mzk_runtime::{Engine, Event, EventSink, RunOptions, RunState};
 use serde_json::{json, Map, Value};
 

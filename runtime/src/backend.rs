@@ -1,18 +1,15 @@
-//! Model backends behind one trait: the scripted scenario, the synthetic
-//! stand-in (the offline default) and OpenAI-compatible endpoints.
+//! What a run asks a model and what it answers: the one trait every model
+//! backend implements (the scenario's scripted replies in `scripted`, the
+//! synthetic stand-in, the offline default, in `synthetic`, OpenAI-compatible
+//! endpoints in `openai`), and the names they are chosen by.
 
-use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
 
-use mzk_analyzer::model::Bundle;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::Error;
-
-pub use crate::synthetic::SyntheticBackend;
 
 /// What the runner asks the model for one turn.
 #[derive(Debug, Clone)]
@@ -98,169 +95,45 @@ pub trait ModelBackend: Send + Sync {
     fn restore(&self, _state: &Value) {}
 }
 
-/// One scripted response, as written in a scenario file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ScriptedResponse {
-    Text(String),
-    Full(FullResponse),
+/// A model backend, by the name settings and flags use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The scenario file's scripted replies.
+    Scenario,
+    /// The offline stand-in that steers a run toward completion.
+    Synthetic,
+    /// An OpenAI-compatible endpoint.
+    Openai,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FullResponse {
-    #[serde(default)]
-    pub text: Option<String>,
-    /// A structured output, sent as its JSON text.
-    #[serde(default)]
-    pub output: Option<Value>,
-    #[serde(default)]
-    pub tool_calls: Vec<ToolCallSpec>,
-    /// The model call raises this error.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Seconds the model takes to answer (timeouts in tests and demos).
-    #[serde(default)]
-    pub delay: Option<f64>,
-}
+impl BackendKind {
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Scenario,
+        BackendKind::Synthetic,
+        BackendKind::Openai,
+    ];
 
-/// Queues of scripted responses per agent, and per task id for batch
-/// workers (a task's queue is used first); an empty queue falls back to the
-/// synthetic model when the scenario allows it, else fails the turn.
-pub struct ScenarioBackend {
-    queues: Mutex<Queues>,
-    fallback: Option<SyntheticBackend>,
-}
-
-#[derive(Default)]
-struct Queues {
-    agents: BTreeMap<String, VecDeque<ScriptedResponse>>,
-    tasks: BTreeMap<String, VecDeque<ScriptedResponse>>,
-    /// How many were taken from each queue (`task:<id>` for tasks).
-    consumed: BTreeMap<String, usize>,
-}
-
-impl ScenarioBackend {
-    pub fn new(
-        responses: BTreeMap<String, Vec<ScriptedResponse>>,
-        task_responses: BTreeMap<String, Vec<ScriptedResponse>>,
-        fallback: Option<SyntheticBackend>,
-    ) -> ScenarioBackend {
-        ScenarioBackend {
-            queues: Mutex::new(Queues {
-                agents: responses.into_iter().map(|(k, v)| (k, v.into())).collect(),
-                tasks: task_responses
-                    .into_iter()
-                    .map(|(k, v)| (k, v.into()))
-                    .collect(),
-                consumed: BTreeMap::new(),
-            }),
-            fallback,
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Scenario => "scenario",
+            BackendKind::Synthetic => "synthetic",
+            BackendKind::Openai => "openai",
         }
     }
 
-    /// The scripted model of a scenario file, with the synthetic model behind
-    /// it when the scenario says `fallback: synthetic`.
-    pub fn from_scenario(bundle: &Bundle, scenario: &crate::scenario::Scenario) -> ScenarioBackend {
-        let fallback = (scenario
-            .fallback
-            .as_deref()
-            .map(crate::choice::BackendKind::parse)
-            == Some(Ok(crate::choice::BackendKind::Synthetic)))
-        .then(|| SyntheticBackend::new(bundle));
-        ScenarioBackend::new(
-            scenario.responses.clone(),
-            scenario.task_responses.clone(),
-            fallback,
-        )
+    pub fn names() -> [&'static str; 3] {
+        BackendKind::ALL.map(BackendKind::name)
     }
 
-    fn take(&self, request: &TurnRequest) -> Option<ScriptedResponse> {
-        let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-        let Queues {
-            agents,
-            tasks,
-            consumed,
-        } = &mut *q;
-        if let Some(task) = &request.task_id {
-            if let Some(next) = tasks.get_mut(task).and_then(VecDeque::pop_front) {
-                *consumed.entry(format!("task:{task}")).or_default() += 1;
-                return Some(next);
-            }
-        }
-        let next = agents.get_mut(&request.agent).and_then(VecDeque::pop_front);
-        if next.is_some() {
-            *consumed.entry(request.agent.clone()).or_default() += 1;
-        }
-        next
-    }
-}
-
-impl ModelBackend for ScenarioBackend {
-    fn name(&self) -> &'static str {
-        "scenario"
-    }
-
-    fn respond<'a>(&'a self, request: &'a TurnRequest) -> BackendFuture<'a> {
-        let next = self.take(request);
-        let delay = match &next {
-            Some(ScriptedResponse::Full(f)) => f.delay.filter(|d| d.is_finite() && *d > 0.0),
-            _ => None,
-        };
-        let reply = match next {
-            Some(ScriptedResponse::Text(text)) => Ok(ModelReply {
-                body: Value::String(text),
-                tool_calls: Vec::new(),
-                synthetic: false,
-                needs_tool_results: false,
-            }),
-            Some(ScriptedResponse::Full(full)) => match full.error {
-                Some(error) => Err(Error::Model(error)),
-                None => Ok(ModelReply {
-                    body: match (full.output, full.text) {
-                        (Some(output), _) => Value::String(output.to_string()),
-                        (None, text) => Value::String(text.unwrap_or_default()),
-                    },
-                    tool_calls: full.tool_calls,
-                    synthetic: false,
-                    needs_tool_results: false,
-                }),
-            },
-            None => match self.fallback.as_ref() {
-                Some(synthetic) => Ok(synthetic.reply(request)),
-                None => Err(Error::Model(format!(
-                    "the scenario has no more responses for {} (turn {}); add one under `responses.{}` or set `fallback: synthetic`",
-                    request.agent, request.turn, request.agent
-                ))),
-            },
-        };
-        Box::pin(async move {
-            if let Some(seconds) = delay {
-                tokio::time::sleep(std::time::Duration::from_secs_f64(seconds.min(86_400.0))).await;
-            }
-            reply
-        })
-    }
-
-    fn state(&self) -> Value {
-        let q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-        json!({ "consumed": q.consumed })
-    }
-
-    fn restore(&self, state: &Value) {
-        let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(consumed) = state["consumed"].as_object() {
-            for (key, n) in consumed {
-                let n = n.as_u64().unwrap_or(0) as usize;
-                let queue = match key.strip_prefix("task:") {
-                    Some(task) => q.tasks.get_mut(task),
-                    None => q.agents.get_mut(key),
-                };
-                if let Some(queue) = queue {
-                    queue.drain(..n.min(queue.len()));
-                }
-                q.consumed.insert(key.clone(), n);
-            }
-        }
+    pub fn parse(name: &str) -> Result<BackendKind, String> {
+        BackendKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown run backend `{name}` ({})",
+                    BackendKind::names().join(", ")
+                )
+            })
     }
 }

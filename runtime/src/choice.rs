@@ -6,52 +6,11 @@ use std::time::Duration;
 
 use mzk_analyzer::model::Bundle;
 
-use crate::backend::{ModelBackend, ScenarioBackend, SyntheticBackend};
+use crate::backend::{BackendKind, ModelBackend};
 use crate::openai::{OpenAiBackend, OpenAiConfig};
 use crate::scenario::Scenario;
-
-/// A model backend, by the name settings and flags use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendKind {
-    /// The scenario file's scripted replies.
-    Scenario,
-    /// The offline stand-in that steers a run toward completion.
-    Synthetic,
-    /// An OpenAI-compatible endpoint.
-    Openai,
-}
-
-impl BackendKind {
-    pub const ALL: [BackendKind; 3] = [
-        BackendKind::Scenario,
-        BackendKind::Synthetic,
-        BackendKind::Openai,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Scenario => "scenario",
-            BackendKind::Synthetic => "synthetic",
-            BackendKind::Openai => "openai",
-        }
-    }
-
-    pub fn names() -> [&'static str; 3] {
-        BackendKind::ALL.map(BackendKind::name)
-    }
-
-    pub fn parse(name: &str) -> Result<BackendKind, String> {
-        BackendKind::ALL
-            .into_iter()
-            .find(|kind| kind.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown run backend `{name}` ({})",
-                    BackendKind::names().join(", ")
-                )
-            })
-    }
-}
+use crate::scripted::ScenarioBackend;
+use crate::synthetic::SyntheticBackend;
 
 /// What decides a run's model, strongest first.
 #[derive(Debug, Default)]

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::status::RunStatus;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -155,8 +157,7 @@ pub enum Event {
         message: String,
     },
     RunFinished {
-        /// completed, failed, paused or interrupted.
-        status: String,
+        status: RunStatus,
         /// workflow_complete, workflow_failed, max_turns, no_transition_matched,
         /// awaiting_user_input, turn_failed, interrupted, …
         reason: String,

@@ -232,9 +232,10 @@ fn compare(a: &Py, op: CmpOp, b: &Py) -> Result<bool, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use mzk_analyzer::syntax::expression::compile;
     use serde_json::json;
+
+    use super::*;
 
     fn run(src: &str, ctx: Value) -> Result<bool, String> {
         let (expr, _) = compile(src).expect(src);
@@ -309,7 +310,7 @@ mod tests {
         ];
         for src in deepest {
             let outcome = std::thread::Builder::new()
-                .stack_size(mzk_analyzer::limits::THREAD_STACK_BYTES / 2)
+                .stack_size(mzk_analyzer::base::limits::THREAD_STACK_BYTES / 2)
                 .spawn(move || run(&src, json!({"a": [1]})))
                 .unwrap()
                 .join()

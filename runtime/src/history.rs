@@ -12,6 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::engine::{EventSink, RunState};
 use crate::error::Error;
 use crate::events::Event;
+use crate::status::RunStatus;
 
 /// Where a bundle's history lives unless told otherwise: `.mzk/runs.db`
 /// beside its files.
@@ -209,13 +210,13 @@ impl History {
     /// Saves the run's state (status, turns, the resumable state).
     pub fn save_state(&self, state: &RunState) -> Result<(), Error> {
         let json = serde_json::to_string(state)?;
-        let pid: Option<u32> = (state.status == "running").then(std::process::id);
+        let pid: Option<u32> = (state.status == RunStatus::Running).then(std::process::id);
         self.db.execute(
             "UPDATE runs SET status = ?2, reason = ?3, error = ?4, turns = ?5, state = ?6,
                  updated_at = ?7, pid = ?8 WHERE id = ?1",
             params![
                 state.run_id,
-                state.status,
+                state.status.as_str(),
                 state.reason,
                 state.error,
                 state.turn_count,
@@ -332,7 +333,7 @@ impl History {
             self.append(
                 &id,
                 &Event::RunFinished {
-                    status: "interrupted".into(),
+                    status: RunStatus::Interrupted,
                     reason: "interrupted".into(),
                     error: Some("the process running it ended before the run finished".into()),
                     failure_message: None,

@@ -10,8 +10,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::backend::ScriptedResponse;
+use crate::backend::ToolCallSpec;
 use crate::error::Error;
+use crate::status::RunStatus;
 use crate::value::{parse_yaml, py_eq};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -128,7 +129,7 @@ pub struct Expectation {
 /// What a finished (or paused) run produced, for comparison.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
-    pub status: String,
+    pub status: RunStatus,
     pub reason: String,
     pub error: Option<String>,
     pub agents: Vec<String>,
@@ -164,7 +165,7 @@ impl Expectation {
             }
         }
         if let Some(status) = &self.status {
-            if status != &seen.status {
+            if status != seen.status.as_str() {
                 return Some(format!("status: expected {status}, got {}", seen.status));
             }
         }
@@ -286,4 +287,30 @@ pub fn from_smoke_files(bundle_dir: &Path, suffix: &str) -> Result<Scenario, Err
         });
     }
     Ok(scenario)
+}
+
+/// One scripted response, as written in a scenario file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScriptedResponse {
+    Text(String),
+    Full(FullResponse),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FullResponse {
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A structured output, sent as its JSON text.
+    #[serde(default)]
+    pub output: Option<Value>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallSpec>,
+    /// The model call raises this error.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Seconds the model takes to answer (timeouts in tests and demos).
+    #[serde(default)]
+    pub delay: Option<f64>,
 }

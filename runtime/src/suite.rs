@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use mzk_analyzer::model::{Bundle, TransitionRule};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::ScenarioBackend;
 use crate::engine::{Engine, Recorder, RunOptions, RunState};
 use crate::error::Error;
 use crate::events::Event;
 use crate::scenario::{self, Scenario};
+use crate::scripted::ScenarioBackend;
 
 /// The scenario files of a bundle, sorted by name.
 pub fn scenario_files(bundle_dir: &Path) -> Vec<PathBuf> {

@@ -189,7 +189,7 @@ pub fn parse_json(text: &str) -> Result<Value, Error> {
         Error::Parse(if e.to_string().starts_with("recursion limit exceeded") {
             format!(
                 "values are nested more than {} levels deep (line {}, column {}); no run needs this, so flatten the data",
-                mzk_analyzer::limits::MAX_VALUE_DEPTH,
+                mzk_analyzer::base::limits::MAX_VALUE_DEPTH,
                 e.line(),
                 e.column()
             )
@@ -202,12 +202,12 @@ pub fn parse_json(text: &str) -> Result<Value, Error> {
 /// Parses a YAML text (YAML 1.1, as mozaiks reads it) into JSON; the error
 /// names the first problem with its line.
 pub fn parse_yaml(text: &str) -> Result<Value, Error> {
-    use mzk_analyzer::diagnostics::FileId;
+    use mzk_analyzer::base::FileId;
     let mut diagnostics = Vec::new();
     let document = mzk_analyzer::syntax::parse(text, FileId(0), &mut diagnostics);
     if let Some(d) = diagnostics
         .iter()
-        .find(|d| d.severity == mzk_analyzer::diagnostics::Severity::Error)
+        .find(|d| d.severity == mzk_analyzer::base::Severity::Error)
     {
         let line = text[..(d.range.start as usize).min(text.len())]
             .matches('\n')
@@ -220,8 +220,9 @@ pub fn parse_yaml(text: &str) -> Result<Value, Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn equality_is_pythons() {

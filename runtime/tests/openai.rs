@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use mzk_analyzer::{analyze_bundle, RealFs};
 use mzk_runtime::openai::{OpenAiBackend, OpenAiConfig};
+use mzk_runtime::RunStatus;
 use mzk_runtime::{Engine, Recorder, RunOptions, RunState};
 use serde_json::{json, Value};
 
@@ -116,7 +117,7 @@ fn tools_are_functions_and_their_results_go_back_to_the_model() {
         (200, "", content("reviewed")),
     ]);
     let (state, _) = run("ToolWrites", url, 3);
-    assert_eq!(state.status, "completed", "{state:?}");
+    assert_eq!(state.status, RunStatus::Completed, "{state:?}");
     assert_eq!(state.agents, ["A", "R"]);
     assert_eq!(state.context["route"], "review");
     let seen = seen.lock().unwrap();
@@ -157,7 +158,7 @@ fn tools_are_functions_and_their_results_go_back_to_the_model() {
 fn a_registry_model_is_a_strict_response_format() {
     let (url, seen) = serve(vec![(200, "", content("{\"plan_ready\": true}"))]);
     let (state, _) = run("Outputs", url, 0);
-    assert_eq!(state.status, "completed", "{state:?}");
+    assert_eq!(state.status, RunStatus::Completed, "{state:?}");
     let body = &seen.lock().unwrap()[0].1;
     assert_eq!(
         body["response_format"],
@@ -179,7 +180,7 @@ fn server_errors_are_retried_then_fail_the_turn() {
         (503, "", json!({"error": "c"})),
     ]);
     let (state, _) = run("Chain", url.clone(), 2);
-    assert_eq!(state.status, "failed");
+    assert_eq!(state.status, RunStatus::Failed);
     let error = state.error.unwrap();
     assert!(
         error.starts_with(&format!(
@@ -193,7 +194,7 @@ fn server_errors_are_retried_then_fail_the_turn() {
 #[test]
 fn an_unreachable_endpoint_is_a_clear_turn_failure() {
     let (state, _) = run("Chain", "http://127.0.0.1:9/v1".into(), 0);
-    assert_eq!(state.status, "failed");
+    assert_eq!(state.status, RunStatus::Failed);
     assert!(state
         .error
         .unwrap()

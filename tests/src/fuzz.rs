@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::base::FileId;
 use mzk_analyzer::{analyze, Analysis, AnalysisCache, Config, MemoryFs};
 
 /// Keeps the input about to run in the file `MZK_FUZZ_LAST_INPUT` names (an

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 pub mod fuzz;
 pub mod lsp_client;
 
-use mzk_analyzer::diagnostics::{Diagnostic, FileId};
+use mzk_analyzer::base::FileId;
+use mzk_analyzer::diagnostics::Diagnostic;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{analyze, discover_bundles, Analysis, RealFs};
 
@@ -245,7 +246,7 @@ pub fn render(root: &Path, analysis: &Analysis) -> String {
 }
 
 fn line(root: &Path, analysis: &Analysis, d: &Diagnostic) -> String {
-    let place = |file, range: mzk_analyzer::syntax::TextRange| {
+    let place = |file, range: mzk_analyzer::base::TextRange| {
         let f = analysis
             .bundle
             .file(file)

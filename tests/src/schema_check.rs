@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mzk_analyzer::schema::FILE_KINDS;
+use mzk_analyzer::base::FILE_KINDS;
 use mzk_tests::yaml_as_json;
 use serde_json::json;
 

@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, Write};
 
-use mzk_analyzer::diagnostics::{FileId, Severity};
+use mzk_analyzer::base::{FileId, Severity};
 use mzk_analyzer::syntax::{parse, Node, NodeKind, Value};
 use serde_json::{json, Value as Json};
 

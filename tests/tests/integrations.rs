@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::base::FileId;
 use mzk_analyzer::syntax::{self, Node};
 use mzk_tests::repo;
 
@@ -157,7 +157,7 @@ fn helix_languages_file_covers_every_bundle_file() {
         .iter()
         .map(|f| f["glob"].as_str().unwrap())
         .collect();
-    for kind in mzk_analyzer::schema::FILE_KINDS {
+    for kind in mzk_analyzer::base::FILE_KINDS {
         assert!(
             globs.contains(&format!("**/{}", kind.path()).as_str()),
             "{} missing from {globs:?}",
@@ -221,7 +221,8 @@ fn zed_settings_start_mzk_lsp() {
 /// runtime chooses between, and defaults to the one chosen without a setting.
 #[test]
 fn vscode_run_backend_setting_lists_the_runtime_backends() {
-    use mzk_runtime::choice::{BackendKind, ModelChoice};
+    use mzk_runtime::backend::BackendKind;
+    use mzk_runtime::choice::ModelChoice;
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(repo().join("editors/vscode/package.json")).unwrap(),
     )

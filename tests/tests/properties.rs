@@ -16,10 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use mzk_analyzer::diagnostics::{FileId, Severity};
+use mzk_analyzer::base::{FileId, Severity, TextRange};
 use mzk_analyzer::ide::fixes;
 use mzk_analyzer::rules::Rule;
-use mzk_analyzer::syntax::{ColumnUnit, TextRange};
+use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{analyze_bundle, Analysis, Config, MemoryFs};
 use mzk_tests::repo;
 use proptest::prelude::*;
@@ -297,7 +297,8 @@ proptest! {
 /// so that references between files connect. The files are written as JSON,
 /// which YAML reads as flow collections.
 mod generated {
-    use mzk_analyzer::schema::{file_schema, Kind, ListKind, Object, TextKind, FILE_KINDS};
+    use mzk_analyzer::base::FILE_KINDS;
+    use mzk_analyzer::schema::{file_schema, Kind, ListKind, Object, TextKind};
     use serde_json::{json, Map, Value};
 
     pub struct Gen(u64);
@@ -520,15 +521,15 @@ mod generated {
         for kind in FILE_KINDS {
             let schema = file_schema(*kind);
             // Optional files are sometimes absent; orchestrator.yaml never.
-            if schema.path != "orchestrator.yaml" && g.chance(15) {
+            if schema.kind.path() != "orchestrator.yaml" && g.chance(15) {
                 continue;
             }
             let mut root = g.object(schema.root, 0);
-            if schema.path == "orchestrator.yaml" && g.chance(80) {
+            if schema.kind.path() == "orchestrator.yaml" && g.chance(80) {
                 root["workflow_name"] = json!("Gen");
             }
             out.push((
-                schema.path.to_string(),
+                schema.kind.path().to_string(),
                 serde_json::to_string_pretty(&root).unwrap(),
             ));
         }
@@ -576,7 +577,7 @@ fn the_schema_generator_reaches_every_file_kind_and_the_cross_file_checks() {
     }
     assert_eq!(
         kinds.len(),
-        mzk_analyzer::schema::FILE_KINDS.len() + 1,
+        mzk_analyzer::base::FILE_KINDS.len() + 1,
         "{kinds:?}"
     );
     // Schema (MZ1), references (MZ2) and later families are all reached.

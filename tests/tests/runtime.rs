@@ -289,7 +289,7 @@ fn a_retried_task_sees_the_feedback_and_the_rejected_output() {
         engine.start().await;
         engine.state.clone()
     });
-    assert_eq!(state.status, "completed");
+    assert_eq!(state.status, mzk_runtime::RunStatus::Completed);
     assert_eq!(state.context["rt_results"]["a"]["note"], "right");
     assert!(recorder.events.iter().any(
         |e| matches!(e, Event::TaskAttemptFailed { reason, .. } if reason == "output_rejected")
@@ -340,7 +340,7 @@ fn batch_events_arrive_while_the_batch_runs() {
     let dir = fixtures().join("BatchTimeout");
     let analysis = analyze_bundle(&RealFs, &dir);
     let scenario = mzk_runtime::scenario::load(&dir.join("scenarios/expired.yaml")).unwrap();
-    let backend = mzk_runtime::backend::ScenarioBackend::new(
+    let backend = mzk_runtime::scripted::ScenarioBackend::new(
         scenario.responses.clone(),
         scenario.task_responses.clone(),
         None,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mzk_analyzer::schema::FILE_KINDS;
+use mzk_analyzer::base::FILE_KINDS;
 use mzk_tests::{repo, yaml_as_json};
 use serde_json::{json, Value};
 

@@ -2,11 +2,12 @@
 //! and the authority policy of mozaiks 0.2.0 judge them at run start
 //! (bundle-format §7.3, §9; runtime-semantics §2.1, §2.3).
 
+use crate::base::TextRange;
 use crate::diagnostics::Diagnostic;
 use crate::model::authority::{self, AuthorityClass};
 use crate::model::{Bundle, ConditionType, Name, SourceFile, Variable};
 use crate::rules::Rule;
-use crate::syntax::{expression, NodeKind, TextRange, Value};
+use crate::syntax::{expression, NodeKind, Value};
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     let facts = authority::Facts::of(bundle);

@@ -25,11 +25,11 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     {
         // MZ307-MZ309 over value domains; the sources the single-variable
         // proof below judges keep its finding (MZ302).
-        let reachable: crate::hash::HashSet<String> = parents
+        let reachable: crate::base::hash::HashSet<String> = parents
             .keys()
             .map(|n| graph.graph[*n].label().to_string())
             .collect();
-        let skip: crate::hash::HashSet<String> = reachable
+        let skip: crate::base::hash::HashSet<String> = reachable
             .iter()
             .filter(|label| {
                 graph

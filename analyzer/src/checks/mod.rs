@@ -12,12 +12,12 @@ mod references;
 mod structured_outputs;
 mod task_batches;
 
-use crate::diagnostics::Diagnostic;
-use crate::model::{Bundle, SymbolTable};
-
 pub use prompt_budget::PromptMemos;
 pub use references::unreferenced_variables;
 pub use structured_outputs::unreferenced_models;
+
+use crate::diagnostics::Diagnostic;
+use crate::model::{Bundle, SymbolTable};
 
 /// The routing checks alone (MZ3xx), for benchmarks of the graph analysis.
 pub fn graph_findings(bundle: &Bundle) -> Vec<Diagnostic> {

@@ -90,7 +90,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 continue;
             };
             // Each wrong field, with where its value is written when it is.
-            let mut problems: Vec<(&str, Option<crate::syntax::TextRange>)> = Vec::new();
+            let mut problems: Vec<(&str, Option<crate::base::TextRange>)> = Vec::new();
             if var.declared_type.as_ref().map(|t| t.text.as_str()) != Some(expected_type) {
                 problems.push(("type", var.declared_type.as_ref().map(|t| t.range)));
             }

@@ -7,11 +7,11 @@
 //! followed by `(`. Agents with prompt middleware are skipped (it may add
 //! anything to the prompt).
 
+use crate::base::hash::HashSet;
+use crate::base::TextRange;
 use crate::diagnostics::Diagnostic;
-use crate::hash::HashSet;
 use crate::model::{Agent, Bundle, Name};
 use crate::rules::Rule;
-use crate::syntax::TextRange;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     let shared = Shared::of(bundle);
@@ -130,24 +130,25 @@ fn locate_nth(bundle: &Bundle, part: &Name, word: &str, nth: usize) -> TextRange
 /// What every agent's check reads, computed once per bundle.
 struct Shared<'b> {
     /// Agent → the variables of its view.
-    views: crate::hash::HashMap<&'b str, HashSet<&'b str>>,
+    views: crate::base::hash::HashMap<&'b str, HashSet<&'b str>>,
     /// Lowercased names that are also something else the prompt may be
     /// talking about: a field of a structured output, a model, a tool or its
     /// parameter, an agent.
     other_meaning: HashSet<String>,
     /// Declared variables with an underscore in their name, by name and by
     /// exposure name (`NAME_IN_CAPS`); the first declaration wins.
-    by_name: crate::hash::HashMap<&'b str, &'b crate::model::Variable>,
-    by_caps: crate::hash::HashMap<String, &'b crate::model::Variable>,
+    by_name: crate::base::hash::HashMap<&'b str, &'b crate::model::Variable>,
+    by_caps: crate::base::hash::HashMap<String, &'b crate::model::Variable>,
     /// Agent → the tools it owns (indexes into `tools`).
-    owned: crate::hash::HashMap<&'b str, Vec<usize>>,
+    owned: crate::base::hash::HashMap<&'b str, Vec<usize>>,
     /// Tool function (with an underscore) → its first tools.yaml entry.
-    by_function: crate::hash::HashMap<&'b str, usize>,
+    by_function: crate::base::hash::HashMap<&'b str, usize>,
 }
 
 impl<'b> Shared<'b> {
     fn of(bundle: &'b Bundle) -> Shared<'b> {
-        let mut views: crate::hash::HashMap<&str, HashSet<&str>> = crate::hash::HashMap::default();
+        let mut views: crate::base::hash::HashMap<&str, HashSet<&str>> =
+            crate::base::hash::HashMap::default();
         for v in &bundle.agent_views {
             views
                 .entry(v.agent.text.as_str())
@@ -168,8 +169,8 @@ impl<'b> Shared<'b> {
             }
         }
         other_meaning.extend(bundle.agents.iter().map(|a| a.name.text.to_lowercase()));
-        let mut by_name = crate::hash::HashMap::default();
-        let mut by_caps = crate::hash::HashMap::default();
+        let mut by_name = crate::base::hash::HashMap::default();
+        let mut by_caps = crate::base::hash::HashMap::default();
         for var in bundle
             .variables
             .iter()
@@ -178,8 +179,9 @@ impl<'b> Shared<'b> {
             by_name.entry(var.name.text.as_str()).or_insert(var);
             by_caps.entry(var.name.text.to_uppercase()).or_insert(var);
         }
-        let mut owned: crate::hash::HashMap<&str, Vec<usize>> = crate::hash::HashMap::default();
-        let mut by_function = crate::hash::HashMap::default();
+        let mut owned: crate::base::hash::HashMap<&str, Vec<usize>> =
+            crate::base::hash::HashMap::default();
+        let mut by_function = crate::base::hash::HashMap::default();
         for (i, t) in bundle.tools.iter().enumerate() {
             for a in &t.agents {
                 owned.entry(a.text.as_str()).or_default().push(i);

@@ -2,12 +2,12 @@
 //! middleware names resolves, the function exists at module level, and its
 //! signature can take the call mozaiks 0.2.0 makes (bundle-format §17).
 
+use crate::base::TextRange;
 use crate::diagnostics::{Diagnostic, Fix};
 use crate::model::python::{auto_tool_key, Binding, BindingOwner, BindingTarget};
 use crate::model::{Bundle, Name};
 use crate::rules::Rule;
 use crate::syntax::python::{Function, Module, ParamKind};
-use crate::syntax::TextRange;
 
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     for file in &bundle.python {
@@ -18,7 +18,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
                 TextRange::empty(0),
                 format!(
                     "this Python file is larger than {} MiB, more than the analyzer reads, so the functions bound from it are not checked",
-                    crate::limits::MAX_FILE_BYTES >> 20
+                    crate::base::limits::MAX_FILE_BYTES >> 20
                 ),
             ));
         }
@@ -41,7 +41,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
 fn module<'b>(
     bundle: &'b Bundle,
     target: &BindingTarget,
-) -> Option<(crate::diagnostics::FileId, &'b Module)> {
+) -> Option<(crate::base::FileId, &'b Module)> {
     let BindingTarget::File(id) = target else {
         return None;
     };
@@ -165,7 +165,7 @@ fn signature(
     bundle: &Bundle,
     owner: BindingOwner,
     yaml_name: &Name,
-    file: crate::diagnostics::FileId,
+    file: crate::base::FileId,
     function: &Function,
     out: &mut Vec<Diagnostic>,
 ) {

@@ -2,8 +2,8 @@
 //! field-type grammar, references between definitions, cycles, and the
 //! registry against agents.yaml (bundle-format §12, runtime-semantics §5.1).
 
+use crate::base::hash::{HashMap, HashSet};
 use crate::diagnostics::{suggestion, Diagnostic};
-use crate::hash::{HashMap, HashSet};
 use crate::model::symbols::{RefSite, Resolution, SymbolKind, SymbolTable, PRIMITIVE_FIELD_TYPES};
 use crate::model::{Bundle, ModelDef, ModelKind, Name};
 use crate::rules::Rule;
@@ -338,7 +338,7 @@ fn unreferenced_model_defs(bundle: &Bundle, symbols: &SymbolTable) -> Vec<usize>
     };
     let workflow = workflow_name(bundle);
     // Where each type name is written: the model whose definition holds it.
-    let mut enclosing: HashMap<(crate::diagnostics::FileId, u32), &str> = HashMap::default();
+    let mut enclosing: HashMap<(crate::base::FileId, u32), &str> = HashMap::default();
     for m in &bundle.models {
         let sites = m
             .fields

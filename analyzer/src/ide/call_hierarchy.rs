@@ -10,7 +10,7 @@ use petgraph::Direction;
 
 use super::{char_offset, FileRange};
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::base::FileId;
 use crate::graph::{Node, TransitionGraph};
 use crate::model::symbols::SymbolKind;
 use crate::model::{Name, TransitionRule};

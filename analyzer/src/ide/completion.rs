@@ -1,8 +1,8 @@
 //! Completion on the raw text of a file.
 
 use crate::analysis::Analysis;
+use crate::base::TextRange;
 use crate::schema::{Field, Refers};
-use crate::syntax::TextRange;
 
 /// What a completion item inserts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub struct CompletionItem {
 /// names come from the bundle's latest analysis.
 pub fn completions(
     analysis: &Analysis,
-    kind: crate::schema::FileKind,
+    kind: crate::base::FileKind,
     text: &str,
     offset: u32,
 ) -> Vec<CompletionItem> {
@@ -280,7 +280,7 @@ pub(super) fn parent_path(text: &str, line_start: usize, column: usize) -> Vec<S
 
 /// The schema object at a key path.
 pub(super) fn resolve_object(
-    kind: crate::schema::FileKind,
+    kind: crate::base::FileKind,
     path: &[String],
 ) -> Option<&'static crate::schema::Object> {
     use crate::schema::Kind;
@@ -313,15 +313,16 @@ pub(super) fn resolve_object(
 
 #[cfg(test)]
 mod completion_tests {
+    use std::path::Path;
+
     use super::*;
     use crate::analyze_bundle;
-    use std::path::Path;
 
     fn support_desk() -> crate::MemoryFs {
         crate::ide::tests::support_desk_fs()
     }
 
-    fn complete(file: crate::schema::FileKind, text: &str) -> Vec<String> {
+    fn complete(file: crate::base::FileKind, text: &str) -> Vec<String> {
         let fs = support_desk();
         let analysis = analyze_bundle(&fs, Path::new("/w/SupportDesk"));
         let at = text.find('|').unwrap();
@@ -336,7 +337,7 @@ mod completion_tests {
     fn complete_at(text: &str) -> Vec<String> {
         let f = crate::ide::fixture::fixture(text);
         let file = f.analysis.bundle.file(f.file).unwrap();
-        let kind = crate::schema::FileKind::from_path(&file.relative).unwrap();
+        let kind = crate::base::FileKind::from_path(&file.relative).unwrap();
         completions(&f.analysis, kind, &file.text, f.offset)
             .into_iter()
             .map(|c| c.label)
@@ -386,7 +387,7 @@ mod completion_tests {
 
     #[test]
     fn completion_of_keys_and_values_from_the_schema_and_the_bundle() {
-        use crate::schema::FileKind as F;
+        use crate::base::FileKind as F;
         let keys = complete(
             F::TransitionGraph,
             "transition_rules:\n  - source_agent: A\n    condition_|\n",

@@ -4,13 +4,13 @@
 //! layout does not allow a clean edit (a flow collection, a key sharing its
 //! line with a list dash) no fix is offered rather than a clumsy one.
 
+use std::sync::Arc;
+
 use super::{word_range, TextEdit};
 use crate::analysis::Analysis;
-use crate::diagnostics::{Applicability, Diagnostic, FileId, Fix};
-use crate::memo::{self, Memo};
-use crate::schema::FileKind;
-use crate::syntax::{self, Node, TextRange, YamlDocument};
-use std::sync::Arc;
+use crate::base::{memo, FileId, FileKind, TextRange};
+use crate::diagnostics::{Applicability, Diagnostic, Fix};
+use crate::syntax::{self, Node, YamlDocument};
 
 /// A fix ready to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,18 +215,6 @@ fn double_quoted(text: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// Trees of bundle files parsed again for fixes (the model keeps no trees),
-/// by text: a report asks for the fixes of every finding, and the fixes of
-/// a bundle's findings edit the same few files.
-#[derive(Debug)]
-pub(crate) struct FixTrees(Memo<YamlDocument>);
-
-impl Default for FixTrees {
-    fn default() -> FixTrees {
-        FixTrees(Memo::new(64))
-    }
 }
 
 /// One bundle file's tree, parsed again or kept from an earlier fix.

@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use crate::diagnostics::FileId;
+use crate::base::FileId;
 use crate::{analyze_bundle, Analysis, MemoryFs};
 
 /// Where a fixture's bundle lives in memory; its folder name is the workflow
@@ -154,7 +154,7 @@ fn a_fixture_splits_into_files_and_finds_its_cursor() {
 
 #[test]
 fn a_second_cursor_is_refused() {
-    let message = crate::quiet_panic::panic_message(|| {
+    let message = crate::base::quiet_panic::panic_message(|| {
         parse("//- /a.yaml\na: $0\n//- /b.yaml\nb: $0\n");
     });
     assert!(message.is_some_and(|m| m.contains("more than one `$0`")));

@@ -4,8 +4,8 @@
 //! its column, flow collections written over several lines).
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
-use crate::syntax::{self, ColumnUnit, Node, NodeKind, TextRange};
+use crate::base::{FileId, TextRange};
+use crate::syntax::{self, ColumnUnit, Node, NodeKind};
 
 /// Lines `start_line..=end_line` (0-based) fold under the first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,12 +3,10 @@
 use super::completion::{parent_path, resolve_object};
 use super::hovered_range;
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
-use crate::model::authority;
+use crate::base::{FileId, TextRange};
 use crate::model::symbols::{RefSite, Reference, SymbolKind};
-use crate::model::Name;
+use crate::model::{authority, Name};
 use crate::syntax::ColumnUnit;
-use crate::syntax::TextRange;
 
 /// Markdown describing the symbol under the cursor, and its range.
 pub fn hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextRange, String)> {

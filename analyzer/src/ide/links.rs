@@ -3,9 +3,8 @@
 //! resolves it (the bundle, its `tools/`, the workflows root's `_shared/`).
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::base::{FileId, TextRange};
 use crate::model::python::BindingTarget;
-use crate::syntax::TextRange;
 
 /// A range of a file that leads to another file of the bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,7 +25,6 @@ pub use call_hierarchy::{
     incoming_calls, item as call_item, outgoing_calls, prepare_call_hierarchy, Call, CallItem,
 };
 pub use completion::{completions, CompletionItem, CompletionKind};
-pub(crate) use fixes::FixTrees;
 pub use fixes::{fix_all, fixes, non_overlapping, FileFix, FixAll};
 pub use folding::{folding_ranges, Fold};
 pub use hover::hover;
@@ -36,9 +35,8 @@ pub use selection::selection_ranges;
 pub use semantic::{semantic_tokens, SemanticToken, TokenKind};
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::base::{FileId, TextRange};
 use crate::model::symbols::{DefId, SymbolKind};
-use crate::syntax::TextRange;
 
 /// A range in one file of the bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

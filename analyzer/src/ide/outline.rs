@@ -1,9 +1,8 @@
 //! The outline of a file and the code lenses on it.
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::base::{FileId, TextRange};
 use crate::model::symbols::SymbolKind;
-use crate::syntax::TextRange;
 
 /// One entry of a file's outline.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +58,7 @@ pub fn code_lenses(analysis: &Analysis, file: FileId) -> Vec<Lens> {
     let Some(f) = analysis.bundle.file(file) else {
         return lenses;
     };
-    if f.kind == Some(crate::schema::FileKind::Orchestrator) {
+    if f.kind == Some(crate::base::FileKind::Orchestrator) {
         let top = TextRange::empty(0);
         lenses.push(Lens {
             range: top,

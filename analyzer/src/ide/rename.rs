@@ -2,9 +2,8 @@
 
 use super::{hovered_range, whole_word, word_range, TextEdit};
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::base::{FileId, TextRange};
 use crate::model::symbols::{DefId, SymbolKind};
-use crate::syntax::TextRange;
 
 /// The renameable name under the cursor, or why it cannot be renamed.
 pub fn prepare_rename(

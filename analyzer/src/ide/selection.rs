@@ -3,8 +3,8 @@
 //! that list, and so on up to the whole file.
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
-use crate::syntax::{self, Node, NodeKind, TextRange};
+use crate::base::{FileId, TextRange};
+use crate::syntax::{self, Node, NodeKind};
 
 /// The ranges around `offset`, innermost first, each strictly larger than
 /// the one before; the last is the whole file.

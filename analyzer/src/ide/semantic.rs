@@ -5,9 +5,8 @@
 //! words (`user`, `terminate`, middleware `all`, primitive field types).
 
 use crate::analysis::Analysis;
-use crate::diagnostics::FileId;
+use crate::base::{FileId, TextRange};
 use crate::model::symbols::{Resolution, SymbolKind};
-use crate::syntax::TextRange;
 
 /// What a token names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

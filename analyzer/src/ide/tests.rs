@@ -1,10 +1,11 @@
 //! Tests of navigation, rename, fixes, lenses and hover on the SupportDesk example.
 
+use std::path::{Path, PathBuf};
+
 use super::fixture::{fixture, Fixture};
 use super::*;
 use crate::diagnostics::Applicability;
 use crate::{analyze_bundle, Analysis, FileSystem, MemoryFs};
-use std::path::{Path, PathBuf};
 
 pub(crate) fn support_desk_fs() -> MemoryFs {
     support_desk()
@@ -238,7 +239,7 @@ fn an_undeclared_routing_variable_is_declared_with_the_compared_type() {
     let fixed = applied(fs, &broken, &fix);
     let declared = fixed
         .bundle
-        .file_of_kind(crate::schema::FileKind::ContextVariables)
+        .file_of_kind(crate::base::FileKind::ContextVariables)
         .unwrap();
     assert!(
         declared.text.contains(

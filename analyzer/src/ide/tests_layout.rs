@@ -2,10 +2,11 @@
 //! indented under its key, a list at its key's column, flow style) and on
 //! the SupportDesk example.
 
+use std::path::Path;
+
 use super::tests::support_desk_fs;
 use super::*;
 use crate::{analyze_bundle, Analysis, MemoryFs};
-use std::path::Path;
 
 const INDENTED: &str = "transition_rules:\n  - source_agent: user\n    target_agent: IntakeAgent\n    transition_type: after_turn\n  - source_agent: IntakeAgent\n    target_agent: terminate\n    transition_type: after_turn\n    termination_reason: workflow_complete\n";
 const SAME_COLUMN: &str = "# rules\ntransition_rules:\n- source_agent: user\n  target_agent: IntakeAgent\n  transition_type: after_turn\n\n- source_agent: IntakeAgent\n  target_agent: terminate\n  transition_type: after_turn\n  termination_reason: workflow_complete\n";
@@ -125,7 +126,7 @@ fn selection_grows_from_key_to_entry_to_list_to_file() {
         );
         assert_eq!(
             *ranges.last().unwrap(),
-            crate::syntax::TextRange::new(0, text.len() as u32),
+            crate::base::TextRange::new(0, text.len() as u32),
             "{layout}"
         );
         assert!(
@@ -152,7 +153,7 @@ fn selection_on_a_value_starts_at_the_value() {
     let past = selection_ranges(&analysis, graph.id, 10_000);
     assert_eq!(
         past.last(),
-        Some(&crate::syntax::TextRange::new(0, INDENTED.len() as u32))
+        Some(&crate::base::TextRange::new(0, INDENTED.len() as u32))
     );
 }
 

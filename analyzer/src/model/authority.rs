@@ -231,8 +231,8 @@ pub fn batch_keys(bundle: &Bundle) -> Vec<&str> {
 
 /// What inference needs from the whole bundle, computed once for all variables.
 pub struct Facts<'b> {
-    reads: crate::hash::HashSet<&'b str>,
-    batch_keys: crate::hash::HashSet<&'b str>,
+    reads: crate::base::hash::HashSet<&'b str>,
+    batch_keys: crate::base::hash::HashSet<&'b str>,
 }
 
 impl<'b> Facts<'b> {

@@ -4,7 +4,7 @@
 
 use super::python::{auto_tool_key, BindingOwner, BindingTarget};
 use super::{Bundle, ModelDef, ModelField, ModelKind};
-use crate::diagnostics::FileId;
+use crate::base::FileId;
 use crate::syntax::{NodeKind, Value};
 
 /// Every value of a simple type (no collections).

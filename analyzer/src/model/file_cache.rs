@@ -8,9 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::fs::{FileStamp, FileSystem};
-use crate::hash::{HashMap, HashSet};
+use crate::base::fs::{FileStamp, FileSystem};
+use crate::base::hash::{HashMap, HashSet};
+use crate::base::FileId;
+use crate::diagnostics::Diagnostic;
 use crate::schema::Obj;
 use crate::syntax::python::Module;
 use crate::syntax::LineIndex;

@@ -1,7 +1,14 @@
 //! Validated file objects → the typed `Bundle`.
 
-use super::*;
+use super::{
+    A2aAgent, Agent, AgentView, BatchExecution, Bundle, ConditionType, ContextTrigger,
+    LifecycleTool, Middleware, ModelDef, ModelField, ModelKind, Name, Orchestrator, Outcome,
+    PromptSection, Recovery, RegistryEntry, TaskBatch, Tool, TransitionRule, TransitionType,
+    UiConfig, Variable,
+};
+use crate::base::{FileId, FileKind, TextRange};
 use crate::schema::{Item, Norm, Obj};
+use crate::syntax::Node;
 
 struct Lower<'a> {
     file: FileId,

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::file_cache::{FileCache, MentionScan};
 use super::Bundle;
-use crate::fs::FileSystem;
-use crate::hash::HashSet;
+use crate::base::fs::FileSystem;
+use crate::base::hash::HashSet;
 use crate::syntax::python_keys::{self, BuiltMemo, BuiltNames};
 
 /// Whether a scanned file is Python (the only code whose built names are read).
@@ -363,7 +363,7 @@ fn could_build(ends: &QuotedEnds, name: &str) -> bool {
 /// cut at non-word bytes, and only those whose length and first byte some
 /// name has are hashed.
 struct NameSet<'n> {
-    names: crate::hash::HashMap<&'n str, usize>,
+    names: crate::base::hash::HashMap<&'n str, usize>,
     lengths: [bool; 256],
     first_bytes: [bool; 256],
 }
@@ -371,7 +371,7 @@ struct NameSet<'n> {
 impl<'n> NameSet<'n> {
     fn new(names: &[&'n String]) -> NameSet<'n> {
         let mut set = NameSet {
-            names: crate::hash::HashMap::default(),
+            names: crate::base::hash::HashMap::default(),
             lengths: [false; 256],
             first_bytes: [false; 256],
         };

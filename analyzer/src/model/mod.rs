@@ -10,17 +10,17 @@ mod lower;
 pub mod mentions;
 pub mod python;
 pub mod python_imports;
+mod shadowed;
 pub mod symbols;
 pub mod writes;
+
+use std::path::PathBuf;
 
 pub use lower::lower;
 pub use symbols::{SymbolKind, SymbolTable};
 
-use std::path::PathBuf;
-
-use crate::diagnostics::FileId;
-use crate::schema::FileKind;
-use crate::syntax::{LineIndex, Node, TextRange};
+use crate::base::{FileId, FileKind, TextRange};
+use crate::syntax::{LineIndex, Node};
 
 /// One file of the bundle as read.
 #[derive(Debug, Clone)]
@@ -85,10 +85,10 @@ pub struct Bundle {
     /// shared reference: the prompt checks read the bundle meanwhile.
     pub mentioned_elsewhere: std::sync::OnceLock<std::collections::BTreeSet<String>>,
     /// Name → position in `agents` / `variables` (first wins), built by [`Bundle::index`].
-    agent_index: crate::hash::HashMap<String, usize>,
-    variable_index: crate::hash::HashMap<String, usize>,
-    registry_index: crate::hash::HashMap<String, usize>,
-    model_index: crate::hash::HashMap<String, usize>,
+    agent_index: crate::base::hash::HashMap<String, usize>,
+    variable_index: crate::base::hash::HashMap<String, usize>,
+    registry_index: crate::base::hash::HashMap<String, usize>,
+    model_index: crate::base::hash::HashMap<String, usize>,
     /// Where the names Python files build are kept (see
     /// `syntax::python_keys::BuiltMemo`): handed down by the caller's cache,
     /// so that the lazily computed domains and the mention scan share it.
@@ -149,8 +149,7 @@ impl Bundle {
     /// has the same condition (or is its second `after_turn`), with that
     /// earlier rule (computed once).
     pub fn shadowed_rules(&self) -> &[(usize, usize)] {
-        self.shadowed
-            .get_or_init(|| crate::graph::shadowed_rules(self))
+        self.shadowed.get_or_init(|| shadowed::shadowed_rules(self))
     }
 
     /// The value domain of every declared variable (computed once).

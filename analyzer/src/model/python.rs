@@ -6,8 +6,8 @@ use std::path::{Component, Path, PathBuf};
 
 use super::file_cache::FileCache;
 use super::{Bundle, Name, SourceFile};
-use crate::diagnostics::FileId;
-use crate::fs::FileSystem;
+use crate::base::fs::FileSystem;
+use crate::base::FileId;
 use crate::syntax::python;
 
 /// How the auto-tool handler matches a structured-output field to a
@@ -147,7 +147,7 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
             .filter_map(|b| b.function.as_ref().map(|f| f.text.as_str()))
             .collect();
         // A file larger than the analyzer reads stays unparsed.
-        let module = if text.len() <= crate::limits::MAX_FILE_BYTES {
+        let module = if text.len() <= crate::base::limits::MAX_FILE_BYTES {
             let path = bundle.dir.join(&file.relative);
             cache.python(&path, text, &wanted, |same_text| {
                 python::parse_reusing(text, &wanted, same_text)
@@ -160,7 +160,6 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
         };
         bundle.python.push(PythonFile { file: id, module });
     }
-    super::python_imports::load(bundle, fs, cache);
 }
 
 fn resolve(

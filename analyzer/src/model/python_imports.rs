@@ -8,14 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::file_cache::FileCache;
-use super::python::normalize;
-use super::python::{BindingOwner, BindingTarget};
+use super::python::{normalize, BindingOwner, BindingTarget};
 use super::Bundle;
-use crate::diagnostics::FileId;
-use crate::fs::FileSystem;
-use crate::syntax::python;
+use crate::base::fs::FileSystem;
+use crate::base::FileId;
 use crate::syntax::python_effects::{Call, Effect, Import, ModuleEffects, ParamIx};
-use crate::syntax::LineIndex;
+use crate::syntax::{python, LineIndex};
 
 /// Most modules read beyond the bound ones.
 const MAX_IMPORTED_MODULES: usize = 64;
@@ -259,7 +257,7 @@ fn read(
     path: &Path,
 ) -> Option<ImportedModule> {
     let memo = cache.text(fs, path).ok()?;
-    let module = if memo.text.len() <= crate::limits::MAX_FILE_BYTES {
+    let module = if memo.text.len() <= crate::base::limits::MAX_FILE_BYTES {
         let text = Arc::clone(&memo.text);
         cache.python(path, &memo.text, &[], |same_text| {
             python::parse_reusing(&text, &[], same_text)

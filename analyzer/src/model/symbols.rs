@@ -3,7 +3,7 @@
 //! language server, and the reference checks, read this table.
 
 use super::{Bundle, ModelKind, Name};
-use crate::diagnostics::FileId;
+use crate::base::FileId;
 
 /// What a symbol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -113,9 +113,9 @@ pub struct SymbolTable {
     pub definitions: Vec<Definition>,
     pub references: Vec<Reference>,
     /// (kind, name) → the first definition, for constant-time lookup.
-    index: crate::hash::HashMap<(SymbolKind, String), DefId>,
+    index: crate::base::hash::HashMap<(SymbolKind, String), DefId>,
     /// Definition → the references that resolve to it.
-    referrers: crate::hash::HashMap<DefId, Vec<u32>>,
+    referrers: crate::base::hash::HashMap<DefId, Vec<u32>>,
 }
 
 impl SymbolTable {
@@ -491,7 +491,7 @@ pub fn task_model_variable(model: &Name) -> Option<Name> {
     Some(Name {
         text: inner.trim().to_string(),
         file: model.file,
-        range: crate::syntax::TextRange::new(
+        range: crate::base::TextRange::new(
             model.range.start + 2 + lead as u32,
             model.range.start + 2 + lead as u32 + inner.trim().len() as u32,
         ),

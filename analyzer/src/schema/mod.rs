@@ -6,13 +6,15 @@
 
 pub mod files;
 mod kinds;
+mod normalized;
 mod validate;
 
-pub use files::{file_schema, FileKind, FILE_KINDS, TOOL_TYPES};
+pub use files::{file_schema, TOOL_TYPES};
 pub use kinds::{reserved_context_name, Default, Kind, ListKind, TextKind};
-pub use validate::{validate_file, Item, Norm, Obj};
+pub use normalized::{Item, Norm, Obj, ObjField};
+pub use validate::validate_file;
 
-use crate::syntax::TextRange;
+use crate::base::TextRange;
 
 /// One mapping shape (a Pydantic model with `extra="forbid"`).
 #[derive(Debug)]
@@ -88,7 +90,7 @@ impl Object {
 
 /// What a cross-field rule may use to report.
 pub struct RuleContext<'a> {
-    pub file: crate::diagnostics::FileId,
+    pub file: crate::base::FileId,
     pub out: &'a mut Vec<crate::diagnostics::Diagnostic>,
     /// The range that stands for the whole object (its first key, or the item).
     pub anchor: TextRange,

@@ -6,13 +6,12 @@
 use ruff_python_ast::{self as ast, Stmt};
 use ruff_text_size::Ranged;
 
-use crate::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
-
 use super::python_effects::ModuleEffects;
 use super::python_strings::{string_literal_end, Unclosed};
 use super::python_validity;
 pub use super::python_validity::SyntaxError;
-use super::TextRange;
+use crate::base::limits::{MAX_PYTHON_BRACKETS, MAX_PYTHON_INDENT};
+use crate::base::TextRange;
 
 /// How a parameter can be passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

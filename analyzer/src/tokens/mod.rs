@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 use bpe::byte_pair_encoding::BytePairEncoding;
 use bpe_openai::Tokenizer;
 
-use crate::memo::{self, Memo};
+use crate::base::memo::{self, Memo};
 
 mod index;
 mod plain;
@@ -207,7 +207,7 @@ const PIECE_COUNTS_KEPT: usize = 1 << 16;
 /// looked up in the vocabulary probes a 5.6 MB table and a piece that is
 /// no token takes a merge for each of its bytes. Only a function of the
 /// piece is kept (no state of any analysis).
-struct PieceCounts(crate::hash::HashMap<Box<str>, u32>);
+struct PieceCounts(crate::base::hash::HashMap<Box<str>, u32>);
 
 impl PieceCounts {
     fn count(&mut self, piece: &str) -> usize {
@@ -338,7 +338,7 @@ impl TokenCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeded::xorshift;
+    use crate::base::seeded::xorshift;
 
     /// The table and merge count exactly as bpe-openai's own o200k_base.
     #[test]

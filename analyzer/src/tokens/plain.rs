@@ -210,7 +210,7 @@ mod tests {
             "aZbY's'tRELLvedm 0123456789 \t\n\r\x0b\x0c.,!?/-'\"()_*#\x00\x7f—→…🤖"
                 .chars()
                 .collect();
-        let mut next = crate::seeded::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = crate::base::seeded::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
             let len = (next() % 24) as usize;
             let text: String = (0..len)

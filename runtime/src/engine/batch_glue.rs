@@ -1,6 +1,15 @@
 //! Running the task batches a turn triggers through `crate::batches`.
 
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use mzk_analyzer::model::Bundle;
+use serde_json::Value;
+
+use super::{Engine, TurnFailure};
+use crate::backend::ModelBackend;
+use crate::context::Pending;
+use crate::events::Event;
+use crate::{batches, outputs};
 
 impl<'a> Engine<'a> {
     pub(super) async fn task_batches(

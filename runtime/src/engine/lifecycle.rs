@@ -1,7 +1,19 @@
 //! Start, resume and recovery of a run, the lifecycle tool calls
 //! (before_chat, after_chat, on_start …) and its end: complete, fail, shut down.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use mzk_analyzer::model::python::BindingOwner;
+use serde_json::{json, Map, Value};
+
+use super::rules::{is_user, present, Next};
+use super::{Engine, RunState};
+use crate::context::{coerce, Bridge, Loader};
+use crate::error::Error;
+use crate::events::Event;
+use crate::python::{CallKind, CallRequest, WorkerError};
+use crate::status::RunStatus;
+use crate::value::yaml_to_json;
 
 impl<'a> Engine<'a> {
     /// Runs from the start until the run completes, fails or pauses.
@@ -58,13 +70,13 @@ impl<'a> Engine<'a> {
 
     /// Continues a paused run with the user's reply.
     pub async fn resume(&mut self, reply: &str) -> Result<&RunState, Error> {
-        if self.state.status != "paused" {
+        if self.state.status != RunStatus::Paused {
             return Err(Error::RunState(format!(
                 "run {} is {} and cannot take a reply",
                 self.state.run_id, self.state.status
             )));
         }
-        self.state.status = "running".into();
+        self.state.status = RunStatus::Running;
         self.user_turn(reply.to_string()).await;
         Ok(&self.state)
     }
@@ -73,9 +85,9 @@ impl<'a> Engine<'a> {
     /// process): the turn is run again from its input, once, as mozaiks
     /// re-runs a pending turn after process loss.
     pub async fn recover(&mut self) -> Result<&RunState, Error> {
-        let pending = match (self.state.status.as_str(), self.state.pending_turn.clone()) {
-            ("interrupted", Some(p)) => p,
-            ("interrupted", None) => {
+        let pending = match (self.state.status, self.state.pending_turn.clone()) {
+            (RunStatus::Interrupted, Some(p)) => p,
+            (RunStatus::Interrupted, None) => {
                 return Err(Error::RunState(format!(
                     "run {} was interrupted outside an agent turn; there is nothing to re-run",
                     self.state.run_id
@@ -88,7 +100,7 @@ impl<'a> Engine<'a> {
                 )))
             }
         };
-        self.state.status = "running".into();
+        self.state.status = RunStatus::Running;
         self.state.reason.clear();
         self.state.error = None;
         self.emit(Event::Notice {
@@ -315,7 +327,7 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) async fn complete(&mut self, reason: &str) {
-        self.state.status = "completed".into();
+        self.state.status = RunStatus::Completed;
         self.state.reason = reason.to_string();
         self.lifecycle_simple("on_complete").await;
         self.finish_event();
@@ -328,7 +340,7 @@ impl<'a> Engine<'a> {
         error: &str,
         failure_message: Option<String>,
     ) {
-        self.state.status = "failed".into();
+        self.state.status = RunStatus::Failed;
         self.state.reason = reason.to_string();
         self.state.error = Some(error.to_string());
         self.state.failure_message = failure_message.clone();
@@ -352,7 +364,7 @@ impl<'a> Engine<'a> {
 
     pub(super) fn finish_event(&mut self) {
         self.emit(Event::RunFinished {
-            status: self.state.status.clone(),
+            status: self.state.status,
             reason: self.state.reason.clone(),
             error: self.state.error.clone(),
             failure_message: self.state.failure_message.clone(),
@@ -367,7 +379,7 @@ impl<'a> Engine<'a> {
         if self.state.is_terminal() {
             return;
         }
-        self.state.status = "interrupted".into();
+        self.state.status = RunStatus::Interrupted;
         self.state.reason = "interrupted".into();
         self.finish_event();
     }

@@ -7,27 +7,23 @@
 //! compiles the graph), `prompts` builds system prompts, `tools` the tool specs
 //! and Python calls, `batch_glue` hands task batches to `crate::batches`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mzk_analyzer::model::python::{BindingOwner, BindingTarget};
-use mzk_analyzer::model::{Bundle, ConditionType, Tool, TransitionType};
-use mzk_analyzer::syntax::expression::{self, Expr};
+use mzk_analyzer::model::{Bundle, ConditionType};
+use rules::{compile_rules, present, Rule};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::backend::{ModelBackend, ToolExchange, ToolSpec, TurnRequest};
-use crate::batches;
-use crate::context::{coerce, Bridge, Loader, Pending, Policy};
+use crate::backend::ModelBackend;
+use crate::context::Policy;
 use crate::error::Error;
 use crate::events::Event;
-use crate::expr::evaluate;
-use crate::outputs;
-use crate::python::{CallKind, CallOutcome, CallRequest, Worker, WorkerError};
+use crate::python::Worker;
 use crate::scenario::{Observed, UserScript};
-use crate::value::{exposure_str, py_eq, yaml_to_json};
+use crate::status::RunStatus;
 
 mod batch_glue;
 mod lifecycle;
@@ -35,9 +31,6 @@ mod prompts;
 mod rules;
 mod tools;
 mod turns;
-
-use rules::*;
-use tools::*;
 
 /// Where events go: the terminal, the history database, the editor.
 pub trait EventSink: Send {
@@ -105,8 +98,7 @@ pub struct RunState {
     pub turn_count: u32,
     /// `max_turns + 1`.
     pub cap: u32,
-    /// running, paused, completed, failed or interrupted.
-    pub status: String,
+    pub status: RunStatus,
     pub reason: String,
     pub error: Option<String>,
     pub failure_message: Option<String>,
@@ -140,7 +132,7 @@ pub struct PendingTurn {
 impl RunState {
     pub fn observed(&self) -> Observed {
         Observed {
-            status: self.status.clone(),
+            status: self.status,
             reason: self.reason.clone(),
             error: self.error.clone(),
             agents: self.agents.clone(),
@@ -151,7 +143,7 @@ impl RunState {
     }
 
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status.as_str(), "completed" | "failed" | "interrupted")
+        self.status.is_terminal()
     }
 }
 
@@ -208,7 +200,7 @@ impl<'a> Engine<'a> {
             workflow: workflow.clone(),
             backend: backend.name().to_string(),
             cap: max_turns.saturating_add(1),
-            status: "running".into(),
+            status: RunStatus::Running,
             user: opts.user.clone(),
             ..RunState::default()
         };

@@ -1,7 +1,15 @@
 //! The system prompt an agent sees: its sections and the context variables
 //! exposed to it.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use mzk_analyzer::model::python::BindingOwner;
+use serde_json::{json, Value};
+
+use super::Engine;
+use crate::context::Bridge;
+use crate::python::{CallKind, CallOutcome, CallRequest};
+use crate::value::exposure_str;
 
 impl<'a> Engine<'a> {
     /// The system prompt for one call (§1.5 a, b): the static prompt, the

@@ -1,6 +1,12 @@
 //! The transition rules compiled at run start (§2.1, §2.2).
 
-use super::*;
+use mzk_analyzer::model::{Bundle, ConditionType, TransitionType};
+use mzk_analyzer::syntax::expression;
+use mzk_analyzer::syntax::expression::Expr;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::value::yaml_to_json;
 
 #[derive(Debug, Clone)]
 pub(super) enum Target {

@@ -1,7 +1,19 @@
 //! Tool specs offered to the model and the tool, auto-tool and outcome calls
 //! through the Python worker.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use mzk_analyzer::model::python::{BindingOwner, BindingTarget};
+use mzk_analyzer::model::{Bundle, Tool};
+use serde_json::{json, Map, Value};
+
+use super::{Engine, TurnFailure};
+use crate::backend::ToolSpec;
+use crate::context::{Bridge, Pending};
+use crate::events::Event;
+use crate::python::{CallKind, CallOutcome, CallRequest, WorkerError};
 
 impl<'a> Engine<'a> {
     pub(super) fn python_file(&self, owner: BindingOwner) -> Option<PathBuf> {

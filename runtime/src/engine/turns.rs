@@ -1,7 +1,24 @@
 //! The turn loop: drive agents until a pause or the end, settle each turn's
 //! context writes, select the next transition, take the user's reply.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use mzk_analyzer::model::python::BindingOwner;
+use mzk_analyzer::model::{Tool, TransitionType};
+use serde_json::Value;
+
+use super::rules::{is_user, present, Next, Target, Test};
+use super::tools::trigger_matches;
+use super::{Engine, PendingTurn, TurnFailure, MAX_TOOL_ROUNDS};
+use crate::backend::{ToolExchange, ToolSpec, TurnRequest};
+use crate::context::Pending;
+use crate::error::Error;
+use crate::events::Event;
+use crate::expr::evaluate;
+use crate::outputs;
+use crate::python::{CallKind, CallRequest};
+use crate::status::RunStatus;
+use crate::value::py_eq;
 
 impl<'a> Engine<'a> {
     /// Applies committed writes (deletes, then sets) and reports them.
@@ -162,7 +179,7 @@ impl<'a> Engine<'a> {
             Box::pin(self.user_turn(reply)).await;
             return;
         }
-        self.state.status = "paused".into();
+        self.state.status = RunStatus::Paused;
         self.state.reason = "awaiting_user_input".into();
         self.emit(Event::Paused {
             agent: from.to_string(),

@@ -1,15 +1,14 @@
 //! `mzk check`: discover bundles, analyse them, report.
 
-use crate::cli::out::out;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mzk_analyzer::diagnostics::Severity;
+use mzk_analyzer::base::Severity;
 use mzk_analyzer::{analyze_bundles, discover_bundles, Analysis, Config, Overrides, RealFs};
 
-use super::fix;
 use super::report::{self, Located};
-use super::OutputFormat;
+use super::{fix, OutputFormat};
+use crate::cli::out::out;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
@@ -303,14 +302,4 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
         OutputFormat::Github => report::github(&located),
     };
     (text, errors)
-}
-
-/// A path for display: relative to the current folder when it lies below it.
-pub fn display_path(path: &Path, cwd: &Path) -> String {
-    let shown = if path.is_absolute() {
-        path.strip_prefix(cwd).unwrap_or(path)
-    } else {
-        path.strip_prefix("./").unwrap_or(path)
-    };
-    shown.to_string_lossy().replace('\\', "/")
 }

@@ -5,15 +5,15 @@
 //! the agent sees and writes, its tools, and the prompt middleware that
 //! rewrites the prompt at run time (dynamic, not sized).
 
-use crate::cli::out::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mzk_analyzer::prompt::{compose, AgentPrompt};
 use mzk_analyzer::syntax::ColumnUnit;
-use mzk_analyzer::tokens;
-use mzk_analyzer::Analysis;
+use mzk_analyzer::{tokens, Analysis};
 use serde_json::{json, Value};
+
+use crate::cli::out::{out, outln};
 
 #[derive(clap::Args, Debug)]
 pub struct ContextArgs {
@@ -76,7 +76,7 @@ pub fn run(args: ContextArgs) -> ExitCode {
 /// The report as data (the `json` format; `full` renders it).
 pub fn report(analysis: &Analysis, prompts: &[AgentPrompt]) -> Result<Value, String> {
     let bundle = &analysis.bundle;
-    let place = |file, range: mzk_analyzer::syntax::TextRange| {
+    let place = |file, range: mzk_analyzer::base::TextRange| {
         bundle.file(file).map_or(json!(null), |f| {
             let p = f
                 .line_index

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
-use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::base::FileId;
 use mzk_analyzer::{ide, Analysis};
 
 /// How many times `mzk check --fix` applies fixes and analyses again at most.
@@ -111,7 +111,7 @@ pub fn apply(analyses: &[Analysis], unsafe_fixes: bool, fixed: &mut Fixed) -> us
 pub fn unified_diff(planned: &[PlannedFile], cwd: &std::path::Path) -> String {
     let mut out = String::new();
     for file in planned {
-        let shown = super::check::display_path(&file.path, cwd);
+        let shown = super::report::display_path(&file.path, cwd);
         let diff = similar::TextDiff::from_lines(&file.before, &file.after);
         out.push_str(
             &diff

@@ -1,16 +1,17 @@
 //! `mzk graph`: the transition graph as Mermaid, Graphviz DOT or JSON.
 
-use crate::cli::out::out;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mzk_analyzer::diagnostics::Severity;
+use mzk_analyzer::base::Severity;
 use mzk_analyzer::graph::{edge_label, mermaid, routing_variables, Node, TransitionGraph};
 use mzk_analyzer::model::domains::{show, Domain};
 use mzk_analyzer::syntax::ColumnUnit;
 use petgraph::visit::EdgeRef;
 use serde_json::json;
+
+use crate::cli::out::out;
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -80,7 +81,7 @@ pub fn run(args: GraphArgs) -> ExitCode {
             out
         }
         GraphFormat::Json => {
-            let position = |file: mzk_analyzer::diagnostics::FileId, offset: u32| {
+            let position = |file: mzk_analyzer::base::FileId, offset: u32| {
                 bundle.file(file).map_or(json!(null), |f| {
                     let p = f.line_index.position(&f.text, offset, ColumnUnit::Char);
                     json!({"line": p.line + 1, "column": p.col + 1})

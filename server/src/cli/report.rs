@@ -4,10 +4,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
-use mzk_analyzer::diagnostics::{Applicability, Diagnostic, Severity};
+use mzk_analyzer::base::{Severity, TextRange};
+use mzk_analyzer::diagnostics::{Applicability, Diagnostic};
 use mzk_analyzer::model::Bundle;
 use mzk_analyzer::rules::Rule;
-use mzk_analyzer::syntax::{ColumnUnit, LineIndex, TextRange};
+use mzk_analyzer::syntax::{ColumnUnit, LineIndex};
 use mzk_analyzer::{ide, Analysis};
 use serde_json::{json, Value};
 
@@ -31,7 +32,7 @@ pub struct Place<'a> {
 impl<'a> Place<'a> {
     fn new(
         bundle: &'a Bundle,
-        file: mzk_analyzer::diagnostics::FileId,
+        file: mzk_analyzer::base::FileId,
         range: TextRange,
         cwd: &Path,
     ) -> Place<'a> {
@@ -39,7 +40,7 @@ impl<'a> Place<'a> {
             // Every diagnostic names a bundle file; stay total regardless.
             let origin = Position { line: 1, column: 1 };
             return Place {
-                path: super::check::display_path(&bundle.dir, cwd),
+                path: display_path(&bundle.dir, cwd),
                 text: "",
                 range: TextRange::empty(0),
                 start: origin,
@@ -57,7 +58,7 @@ impl<'a> Place<'a> {
         Place {
             start: at(range.start),
             end: at(range.end),
-            path: super::check::display_path(&bundle.dir.join(&f.relative), cwd),
+            path: display_path(&bundle.dir.join(&f.relative), cwd),
             text: &f.text,
             range,
         }
@@ -554,6 +555,16 @@ pub fn github(located: &[Located]) -> String {
         );
     }
     out
+}
+
+/// A path for display: relative to the current folder when it lies below it.
+pub fn display_path(path: &Path, cwd: &Path) -> String {
+    let shown = if path.is_absolute() {
+        path.strip_prefix(cwd).unwrap_or(path)
+    } else {
+        path.strip_prefix("./").unwrap_or(path)
+    };
+    shown.to_string_lossy().replace('\\', "/")
 }
 
 #[cfg(test)]

@@ -2,20 +2,21 @@
 //! persisted history. The runtime crate does the work; this module picks
 //! the backend, prints events and stores them.
 
-use crate::cli::out::outln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mzk_analyzer::diagnostics::Severity;
+use mzk_analyzer::base::Severity;
 use mzk_analyzer::Analysis;
-use mzk_runtime::backend::ModelBackend;
-use mzk_runtime::choice::{BackendKind, ChoiceError, ModelChoice};
+use mzk_runtime::backend::{BackendKind, ModelBackend};
+use mzk_runtime::choice::{ChoiceError, ModelChoice};
 use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
-use mzk_runtime::Error;
-use mzk_runtime::{Engine, Event, RunOptions};
+use mzk_runtime::{Engine, Error, Event, RunOptions};
+
+use crate::cli::out::outln;
+use mzk_runtime::RunStatus;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -279,20 +280,20 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
     let saved = match &resuming {
         Some(id) => match history.load_state(id) {
-            Ok(Some(state)) if state.status == "paused" && args.reply.is_some() => Some(state),
-            Ok(Some(state)) if state.status == "paused" => {
+            Ok(Some(state)) if state.status == RunStatus::Paused && args.reply.is_some() => {
+                Some(state)
+            }
+            Ok(Some(state)) if state.status == RunStatus::Paused => {
                 eprintln!("mzk: run {id} is paused: give the user's answer with --reply TEXT");
                 return ExitCode::from(2);
             }
-            Ok(Some(state)) if state.status == "interrupted" && args.reply.is_none() => Some(state),
+            Ok(Some(state)) if state.status == RunStatus::Interrupted && args.reply.is_none() => {
+                Some(state)
+            }
             Ok(Some(state)) => {
                 eprintln!(
                     "mzk: run {id} is {}; a paused run takes --reply, an interrupted one resumes without it",
-                    if state.status.is_empty() {
-                        "unknown"
-                    } else {
-                        &state.status
-                    }
+                    state.status
                 );
                 return ExitCode::from(2);
             }
@@ -367,7 +368,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(e) = sink.storage_error() {
         eprintln!("mzk: warning: {e}");
     }
-    if final_state.status == "paused" {
+    if final_state.status == RunStatus::Paused {
         eprintln!(
             "mzk: run {run_id} is waiting for the user; continue it with: mzk run {} --resume {run_id} --reply \"…\"",
             args.bundle.display()
@@ -385,8 +386,8 @@ pub fn run(args: RunArgs) -> ExitCode {
             }
         }
     }
-    match final_state.status.as_str() {
-        "completed" | "paused" => ExitCode::SUCCESS,
+    match final_state.status {
+        RunStatus::Completed | RunStatus::Paused => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     }
 }

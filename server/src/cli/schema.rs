@@ -11,9 +11,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mzk_analyzer::schema::{
-    file_schema, Default, Field, FileKind, Kind, ListKind, Object, Refers, TextKind, FILE_KINDS,
-};
+use mzk_analyzer::base::{FileKind, FILE_KINDS};
+use mzk_analyzer::schema::{file_schema, Default, Field, Kind, ListKind, Object, Refers, TextKind};
 use serde_json::{json, Map, Value};
 
 #[derive(clap::Args, Debug)]

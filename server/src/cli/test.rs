@@ -3,7 +3,6 @@
 //! divergence, and measures transition coverage: which rules of
 //! transition_graph.yaml fired in at least one scenario.
 
-use crate::cli::out::{out, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,6 +12,8 @@ use mzk_runtime::python::Worker;
 use mzk_runtime::suite::{run_file, scenario_files, Coverage};
 use mzk_runtime::RunOptions;
 use serde_json::{json, Value};
+
+use crate::cli::out::{out, outln};
 
 #[derive(clap::Args, Debug)]
 pub struct TestArgs {
@@ -208,7 +209,7 @@ pub fn run(args: TestArgs) -> ExitCode {
 
 fn display(path: &Path) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    super::check::display_path(path, &cwd)
+    super::report::display_path(path, &cwd)
 }
 
 fn coverage_json(coverages: &[BundleCoverage]) -> Value {

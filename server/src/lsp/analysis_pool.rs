@@ -35,7 +35,7 @@ impl AnalysisPool {
             let queue = queue.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("mzk-analysis-{index}"))
-                .stack_size(mzk_analyzer::limits::THREAD_STACK_BYTES)
+                .stack_size(mzk_analyzer::base::limits::THREAD_STACK_BYTES)
                 .spawn(move || work(&queue));
             started += usize::from(spawned.is_ok());
         }
@@ -91,8 +91,9 @@ fn work(queue: &Mutex<Receiver<Job>>) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn jobs_answer_and_a_panic_leaves_the_pool_working() {

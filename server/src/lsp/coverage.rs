@@ -2,7 +2,7 @@
 //! transition_graph.yaml shows how often it fired in the bundle's scenarios,
 //! read from the bundle's `.mzk/coverage.json`.
 
-use mzk_analyzer::diagnostics::FileId;
+use mzk_analyzer::base::FileId;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::Analysis;
 use mzk_runtime::suite::Coverage;

@@ -59,10 +59,11 @@ pub(crate) fn apply_change(
 
 #[cfg(test)]
 mod tests {
-    use super::char_index;
     use mzk_analyzer::syntax::ColumnUnit;
     use ropey::Rope;
     use tower_lsp_server::ls_types::Position;
+
+    use super::char_index;
 
     /// Positions past a line's end, past the text's end, inside a surrogate
     /// pair, inside a UTF-8 character and inside a CRLF, in every unit.

@@ -50,7 +50,7 @@ where
 pub fn main() -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .thread_stack_size(mzk_analyzer::limits::THREAD_STACK_BYTES)
+        .thread_stack_size(mzk_analyzer::base::limits::THREAD_STACK_BYTES)
         .enable_all()
         .build()
     {

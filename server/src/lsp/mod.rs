@@ -15,6 +15,7 @@ mod coverage;
 mod dispatch;
 mod framing;
 mod from_proto;
+mod guard;
 mod handlers;
 mod main_loop;
 mod runs;
@@ -25,10 +26,9 @@ mod watch;
 
 use std::sync::Arc;
 
+pub use main_loop::{main, serve};
 use tokio::sync::Mutex;
 use tower_lsp_server::Client;
-
-pub use main_loop::{main, serve};
 
 /// The code action kind of "apply every fix in this file", requested by
 /// editors on save (`editor.codeActionsOnSave`).

@@ -9,22 +9,22 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mzk_analyzer::diagnostics::Severity;
-use mzk_analyzer::hash::HashMap;
+use mzk_analyzer::base::hash::HashMap;
+use mzk_analyzer::base::Severity;
 use mzk_analyzer::Analysis;
-use mzk_runtime::backend::ModelBackend;
-use mzk_runtime::choice::{BackendKind, ChoiceError, ModelChoice};
+use mzk_runtime::backend::{BackendKind, ModelBackend};
+use mzk_runtime::choice::{ChoiceError, ModelChoice};
 use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
+use mzk_runtime::RunStatus;
 use mzk_runtime::{Engine, Event, RunOptions, RunState};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch, Mutex};
-use tower_lsp_server::jsonrpc;
 use tower_lsp_server::ls_types::notification::{Notification, Progress};
 use tower_lsp_server::ls_types::request::{Request, WorkDoneProgressCreate};
 use tower_lsp_server::ls_types::*;
-use tower_lsp_server::Client;
+use tower_lsp_server::{jsonrpc, Client};
 
 /// `mzk/runEvent`: `{runId, event}` for every event of a run.
 pub enum RunEvent {}
@@ -255,7 +255,7 @@ impl Runs {
         let (_, backend, history, settings) =
             self.prepare(&analysis, scenario_path.as_deref()).await?;
         let state = match history.load_state(run_id).map_err(failed)? {
-            Some(s) if s.status == "paused" => s,
+            Some(s) if s.status == RunStatus::Paused => s,
             Some(s) => return Err(failed(format!("run {run_id} is {}, not paused", s.status))),
             None => return Err(failed(format!("no run {run_id} in {}", dir.display()))),
         };
@@ -347,7 +347,7 @@ impl Runs {
                     engine.interrupt();
                     break;
                 }
-                if engine.state.status != "paused" {
+                if engine.state.status != RunStatus::Paused {
                     break;
                 }
                 // A pause: ask the user, or tell them how to answer.
@@ -394,8 +394,8 @@ impl Runs {
         if let Some(k) = self.known.lock().await.get_mut(&run_id) {
             k.cancel = None;
         }
-        let kind = match state.status.as_str() {
-            "completed" | "paused" => MessageType::INFO,
+        let kind = match state.status {
+            RunStatus::Completed | RunStatus::Paused => MessageType::INFO,
             _ => MessageType::ERROR,
         };
         let mut summary = format!(

@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mzk_analyzer::diagnostics::FileId;
-use mzk_analyzer::hash::{HashMap, HashSet};
+use mzk_analyzer::base::hash::{HashMap, HashSet};
+use mzk_analyzer::base::FileId;
 use mzk_analyzer::syntax::{ColumnUnit, LineCol};
+use mzk_analyzer::workspace::bundle_of;
 use mzk_analyzer::{analyze, discover_bundles, Analysis, AnalysisCache, Config, RealFs};
 use tower_lsp_server::ls_types::*;
 
@@ -16,7 +17,6 @@ use super::from_proto::path_of;
 use super::state::{analysis_of, normalize, root_of, Overlay};
 use super::to_proto::{file_uri, to_lsp_diagnostic};
 use super::Backend;
-use mzk_analyzer::workspace::bundle_of;
 
 /// How long a request waits for the first analysis of its bundle.
 pub(crate) const FIRST_ANALYSIS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -6,15 +6,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mzk_analyzer::fs::{FileStamp, FileSystem};
-use mzk_analyzer::hash::{HashMap, HashSet};
+use mzk_analyzer::base::fs::{FileStamp, FileSystem};
+use mzk_analyzer::base::hash::{HashMap, HashSet};
 use mzk_analyzer::model::mentions::SharedMentions;
 use mzk_analyzer::syntax::ColumnUnit;
 use mzk_analyzer::{Analysis, AnalysisCache, Memos, RealFs};
 use ropey::Rope;
+use tower_lsp_server::ls_types::Uri;
 
 use super::caps::ClientCaps;
-use tower_lsp_server::ls_types::Uri;
 
 /// An open document.
 pub(crate) struct Document {

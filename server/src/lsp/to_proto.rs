@@ -1,8 +1,8 @@
 //! Conversions to the protocol: byte offsets to positions in the negotiated
 //! encoding, analyzer diagnostics and symbol kinds to their LSP types.
 
-use mzk_analyzer::diagnostics::{FileId, Severity};
-use mzk_analyzer::syntax::{ColumnUnit, LineCol, TextRange};
+use mzk_analyzer::base::{FileId, Severity, TextRange};
+use mzk_analyzer::syntax::{ColumnUnit, LineCol};
 use mzk_analyzer::Analysis;
 use tower_lsp_server::ls_types::*;
 

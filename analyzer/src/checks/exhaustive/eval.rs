@@ -1,7 +1,8 @@
 //! The evaluator of conditions over one assignment, with Python's
 //! equality, truth and ordering.
 
-use super::*;
+use crate::syntax::expression::{CmpOp, Const, Expr};
+use crate::syntax::Value;
 
 /// A Python value the evaluator models.
 #[derive(Debug, Clone)]

@@ -2,7 +2,10 @@
 //! variable with cut the integer line into stretches on which every
 //! comparison has one answer; one integer stands for each.
 
-use super::*;
+use super::Cond;
+use crate::model::TransitionRule;
+use crate::syntax::expression::{CmpOp, Const, Expr};
+use crate::syntax::Value;
 
 /// Largest constant magnitude the partition accepts: the evaluator compares
 /// numbers as `f64`, exact for integers only below 2^53.

@@ -10,12 +10,12 @@
 //! the product is too large, or when an expression could raise or does
 //! something this evaluator does not model: nothing is claimed then.
 
+use crate::base::hash::HashSet;
 use crate::diagnostics::{did_you_mean, one_of, Diagnostic, Fix};
-use crate::hash::HashSet;
 use crate::model::domains::{show, Domain};
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
 use crate::rules::Rule;
-use crate::syntax::expression::{compile, CmpOp, Const, Expr};
+use crate::syntax::expression::{compile, Expr};
 use crate::syntax::{NodeKind, Value};
 
 /// Most assignments enumerated for one source.
@@ -44,8 +44,8 @@ pub fn check(
         .collect();
     // Rules by source, in YAML order; `user` in any case is one source.
     let mut order: Vec<String> = Vec::new();
-    let mut by_source: crate::hash::HashMap<String, Vec<&TransitionRule>> =
-        crate::hash::HashMap::default();
+    let mut by_source: crate::base::hash::HashMap<String, Vec<&TransitionRule>> =
+        crate::base::hash::HashMap::default();
     for r in &bundle.rules {
         let label = if r.source.text.eq_ignore_ascii_case("user") {
             "user".to_string()

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::PromptMemos;
+use crate::base::hash::HashMap;
+use crate::base::memo;
 use crate::diagnostics::Diagnostic;
-use crate::hash::HashMap;
-use crate::memo;
 use crate::model::{Bundle, PromptSection};
 use crate::prompt::PromptLimits;
 use crate::rules::Rule;
@@ -302,7 +302,7 @@ mod tests {
     /// threshold, on lists that share much, little or nothing.
     #[test]
     fn a_threshold_gives_the_full_similarity_or_nothing() {
-        let mut next = crate::seeded::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = crate::base::seeded::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..300 {
             let universe = 1 + next() % 60;
             let (keep_a, keep_b) = (next() % 101, next() % 101);

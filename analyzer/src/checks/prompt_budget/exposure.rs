@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::PromptMemos;
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::hash::{HashMap, HashSet};
-use crate::memo;
+use crate::base::hash::{HashMap, HashSet};
+use crate::base::{memo, FileId};
+use crate::diagnostics::Diagnostic;
 use crate::model::python::{BindingOwner, BindingTarget};
 use crate::model::{Agent, Bundle, Name, Variable};
 use crate::rules::Rule;

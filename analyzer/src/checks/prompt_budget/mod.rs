@@ -12,9 +12,9 @@ mod duplicates;
 mod exposure;
 mod output_format;
 
+use crate::base::hash::HashSet;
+use crate::base::memo::Memo;
 use crate::diagnostics::Diagnostic;
-use crate::hash::HashSet;
-use crate::memo::Memo;
 use crate::model::Bundle;
 use crate::prompt::{compose, PromptLimits};
 use crate::rules::Rule;

@@ -2,8 +2,8 @@
 //! already enforces.
 
 use super::grouped;
+use crate::base::hash::HashSet;
 use crate::diagnostics::Diagnostic;
-use crate::hash::HashSet;
 use crate::model::{Bundle, PromptSection};
 use crate::rules::Rule;
 

@@ -11,12 +11,10 @@
 //! resume updates, agent text, a UI answer, Python code that is not followed —
 //! makes the domain unknown, and nothing is claimed about it.
 
-use super::authority;
-use super::auto_tool_args::param_values;
-use super::auto_tool_args::simple;
+use super::auto_tool_args::{param_values, simple};
 use super::writes::{self, Written};
-use super::{Bundle, Variable};
-use crate::hash::HashMap;
+use super::{authority, Bundle, Variable};
+use crate::base::hash::HashMap;
 use crate::syntax::{NodeKind, Value};
 
 /// Statuses a task batch writes to its status key (bundle-format §15.3).
@@ -486,7 +484,7 @@ fn unknown_or_boolean(boolean: bool, why: String) -> Domain {
 /// The auto tools bound to `function` of `file`.
 fn auto_tools_binding<'b>(
     bundle: &'b Bundle,
-    file: crate::diagnostics::FileId,
+    file: crate::base::FileId,
     function: Option<&str>,
 ) -> Vec<&'b super::Tool> {
     use super::python::{BindingOwner, BindingTarget};

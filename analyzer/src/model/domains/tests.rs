@@ -1,6 +1,7 @@
+use std::path::{Path, PathBuf};
+
 use super::*;
 use crate::{analyze_bundle, MemoryFs};
-use std::path::{Path, PathBuf};
 
 /// The MZ307 rule fixture in memory, with `record.py` replaced.
 pub(crate) fn judge(record: &str) -> crate::Analysis {

@@ -12,17 +12,18 @@
 //! unknown method, a key it cannot compute — makes the reading *opaque*:
 //! from then on no key that Python code may write has a known set of values.
 
+use values::{bind_arguments, may_hold_bridge};
+
 use super::auto_tool_args::param_values;
 use super::python::{BindingOwner, BindingTarget};
 use super::python_imports::ModuleRef;
 use super::Bundle;
-use crate::diagnostics::FileId;
-use crate::hash::HashMap;
+use crate::base::hash::HashMap;
+use crate::base::{FileId, TextRange};
 use crate::syntax::python_effects::{
     Call, Cond, Effect, FunctionEffects, ModuleEffects, ParamIx, Sym, WriteKind,
 };
-use crate::syntax::{TextRange, Value};
-use values::{bind_arguments, may_hold_bridge};
+use crate::syntax::Value;
 
 /// What one write puts under its key.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,10 +1,14 @@
 //! `a2a.yaml`.
 
-use super::*;
+use super::agents::duplicates_in_list;
+use super::{field, int, list_clean, FileSchema, BOOL, BOOL_OPT, REQ, TEXT_REQ};
+use crate::base::FileKind;
+use crate::schema::kinds::{Default, Kind, ListKind};
+use crate::schema::normalized::Obj;
+use crate::schema::{Object, RuleContext};
 
 pub(super) static A2A_FILE: FileSchema = FileSchema {
     kind: FileKind::A2a,
-    path: "a2a.yaml",
     doc: "Remote (A2A) agents that replace same-named agents.yaml entries.",
     root: &A2A,
 };

@@ -1,10 +1,14 @@
 //! `agents.yaml`.
 
-use super::*;
+use super::{field, int, FileSchema, BOOL, REQ, TEXT_OPT, TEXT_REQ};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{Default, Kind};
+use crate::schema::normalized::Obj;
+use crate::schema::{Object, RuleContext};
 
 pub(super) static AGENTS_FILE: FileSchema = FileSchema {
     kind: FileKind::Agents,
-    path: "agents.yaml",
     doc: "The agents of the workflow and their prompts.",
     root: &AGENTS,
 };
@@ -173,8 +177,8 @@ pub(super) fn duplicates_in_list(
     what: &str,
     cx: &mut RuleContext<'_>,
 ) {
-    let mut seen: crate::hash::HashMap<&str, crate::syntax::TextRange> =
-        crate::hash::HashMap::default();
+    let mut seen: crate::base::hash::HashMap<&str, crate::base::TextRange> =
+        crate::base::hash::HashMap::default();
     for item in items {
         let Some(o) = item.as_obj() else { continue };
         let Some(name) = o.str(key) else { continue };

@@ -1,10 +1,17 @@
 //! `context_variables.yaml`.
 
-use super::*;
+use super::{
+    field, list_clean, FileSchema, AGENT, AUTHORITY_CLASSES, BOOL_OPT, REQ, SOURCE_TYPES, TEXT_OPT,
+    WRITER_IDS,
+};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{Default, KeyKind, Kind, ListKind};
+use crate::schema::normalized::Obj;
+use crate::schema::{Field, Object, Refers, RuleContext};
 
 pub(super) static CONTEXT_VARIABLES_FILE: FileSchema = FileSchema {
     kind: FileKind::ContextVariables,
-    path: "context_variables.yaml",
     doc: "The workflow's context variables and which agents see them.",
     root: &CONTEXT_VARIABLES,
 };

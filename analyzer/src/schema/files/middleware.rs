@@ -1,10 +1,12 @@
 //! `middleware.yaml`.
 
-use super::*;
+use super::{field, FileSchema, AGENT, REQ, TEXT_REQ};
+use crate::base::FileKind;
+use crate::schema::kinds::{Default, Kind, TextKind};
+use crate::schema::{Object, Refers};
 
 pub(super) static MIDDLEWARE_FILE: FileSchema = FileSchema {
     kind: FileKind::Middleware,
-    path: "middleware.yaml",
     doc:
         "Prompt middleware: functions that rewrite an agent's system prompt before each model call.",
     root: &MIDDLEWARE,

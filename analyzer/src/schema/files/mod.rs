@@ -1,10 +1,20 @@
 //! The declarative description of every bundle file kind, true to mozaiks
 //! 0.2.0's contracts (bundle-format §5–§16, scalar-coercion §8).
 
-use super::kinds::{reserved_context_name, Default, KeyKind, Kind, ListKind, TextKind};
-use super::validate::{Norm, Obj};
-use super::{Field, Object, Refers, RuleContext};
-use crate::rules::Rule;
+use a2a::A2A_FILE;
+use agents::AGENTS_FILE;
+use context_variables::CONTEXT_VARIABLES_FILE;
+use middleware::MIDDLEWARE_FILE;
+use orchestrator::ORCHESTRATOR_FILE;
+use structured_outputs::STRUCTURED_OUTPUTS_FILE;
+use task_batches::TASK_BATCHES_FILE;
+use tools::TOOLS_FILE;
+use transition_graph::TRANSITION_GRAPH_FILE;
+use ui_config::UI_CONFIG_FILE;
+
+use super::kinds::{Default, Kind, ListKind, TextKind};
+use super::{Field, Object, Refers};
+use crate::base::FileKind;
 
 mod a2a;
 mod agents;
@@ -17,52 +27,12 @@ mod tools;
 mod transition_graph;
 mod ui_config;
 
-use a2a::*;
-use agents::*;
-use context_variables::*;
-use middleware::*;
-use orchestrator::*;
-use structured_outputs::*;
 pub use structured_outputs::{SO_LITERAL, SO_MODEL, SO_UNION};
-use task_batches::*;
-use tools::*;
-use transition_graph::*;
-use ui_config::*;
-
-/// The bundle files mzk reads, in the reference's load order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FileKind {
-    Orchestrator,
-    Agents,
-    TransitionGraph,
-    ContextVariables,
-    StructuredOutputs,
-    Middleware,
-    A2a,
-    Tools,
-    UiConfig,
-    TaskBatches,
-}
-
-pub const FILE_KINDS: &[FileKind] = &[
-    FileKind::Orchestrator,
-    FileKind::Agents,
-    FileKind::TransitionGraph,
-    FileKind::ContextVariables,
-    FileKind::StructuredOutputs,
-    FileKind::Middleware,
-    FileKind::A2a,
-    FileKind::Tools,
-    FileKind::UiConfig,
-    FileKind::TaskBatches,
-];
 
 /// A file kind's description.
 #[derive(Debug)]
 pub struct FileSchema {
     pub kind: FileKind,
-    /// Path relative to the bundle folder.
-    pub path: &'static str,
     pub doc: &'static str,
     pub root: &'static Object,
 }
@@ -79,17 +49,6 @@ pub fn file_schema(kind: FileKind) -> &'static FileSchema {
         FileKind::Tools => &TOOLS_FILE,
         FileKind::UiConfig => &UI_CONFIG_FILE,
         FileKind::TaskBatches => &TASK_BATCHES_FILE,
-    }
-}
-
-impl FileKind {
-    pub fn path(self) -> &'static str {
-        file_schema(self).path
-    }
-
-    pub fn from_path(relative: &str) -> Option<FileKind> {
-        let normalized = relative.replace('\\', "/");
-        FILE_KINDS.iter().copied().find(|k| k.path() == normalized)
     }
 }
 

@@ -1,10 +1,14 @@
 //! `orchestrator.yaml`.
 
-use super::*;
+use super::{field, int, FileSchema, BOOL, REQ, STARTUP_MODES, TEXT_OPT, TEXT_REQ};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{Default, Kind};
+use crate::schema::normalized::Obj;
+use crate::schema::{Object, Refers, RuleContext};
 
 pub(super) static ORCHESTRATOR_FILE: FileSchema = FileSchema {
     kind: FileKind::Orchestrator,
-    path: "orchestrator.yaml",
     doc: "The workflow's identity and start: name, startup mode, first agent, turn budget. The only required file of a bundle.",
     root: &ORCHESTRATOR,
 };

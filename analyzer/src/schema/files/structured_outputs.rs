@@ -1,10 +1,14 @@
 //! `structured_outputs.yaml`.
 
-use super::*;
+use super::{field, list_clean, FileSchema, REQ, TEXT_OPT, TEXT_REQ};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{Default, KeyKind, Kind, ListKind};
+use crate::schema::normalized::Obj;
+use crate::schema::{Object, Refers, RuleContext};
 
 pub(super) static STRUCTURED_OUTPUTS_FILE: FileSchema = FileSchema {
     kind: FileKind::StructuredOutputs,
-    path: "structured_outputs.yaml",
     doc: "The models agents answer with, and which agent uses which.",
     root: &STRUCTURED_OUTPUTS,
 };

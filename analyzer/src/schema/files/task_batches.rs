@@ -1,10 +1,14 @@
 //! `extended_orchestration/task_batches.yaml`.
 
-use super::*;
+use super::{field, int, list_clean, FileSchema, AGENT, BOOL, REQ, TEXT_REQ};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{Default, Kind, ListKind, TextKind};
+use crate::schema::normalized::Obj;
+use crate::schema::{Field, Object, Refers, RuleContext};
 
 pub(super) static TASK_BATCHES_FILE: FileSchema = FileSchema {
     kind: FileKind::TaskBatches,
-    path: "extended_orchestration/task_batches.yaml",
     doc: "Task batches: after a trigger agent's turn, run a list of tasks through worker agents.",
     root: &TASK_BATCHES,
 };
@@ -359,7 +363,7 @@ pub(super) fn batch_recovery(obj: &Obj, cx: &mut RuleContext<'_>) {
         );
     }
     let result = obj.obj("result");
-    let keys: Vec<(&str, crate::syntax::TextRange)> = [
+    let keys: Vec<(&str, crate::base::TextRange)> = [
         result.and_then(|r| {
             r.str("context_key")
                 .map(|k| (k, r.value_range("context_key")))
@@ -393,7 +397,7 @@ pub(super) fn batch_recovery(obj: &Obj, cx: &mut RuleContext<'_>) {
 }
 
 pub(super) fn batch_ids_unique(obj: &Obj, cx: &mut RuleContext<'_>) {
-    let mut seen: Vec<(String, crate::syntax::TextRange)> = Vec::new();
+    let mut seen: Vec<(String, crate::base::TextRange)> = Vec::new();
     let all = obj.list("batches").iter().chain(obj.list("conveyors"));
     for item in all {
         let Some(o) = item.as_obj() else { continue };

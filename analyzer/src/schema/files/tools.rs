@@ -1,10 +1,17 @@
 //! `tools.yaml`.
 
-use super::*;
+use super::{
+    field, FileSchema, AGENT, BOOL, BOOL_OPT, LIFECYCLE_TRIGGERS, REALIZATIONS,
+    RENDERABLE_PRIMITIVES, REQ, SHIPPED_COMPONENTS, TEXT_OPT, TEXT_REQ,
+};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{reserved_context_name, Default, Kind, ListKind, TextKind};
+use crate::schema::normalized::{Norm, Obj};
+use crate::schema::{Object, Refers, RuleContext};
 
 pub(super) static TOOLS_FILE: FileSchema = FileSchema {
     kind: FileKind::Tools,
-    path: "tools.yaml",
     doc: "Python tools bound to agents, and lifecycle tools run at run events.",
     root: &TOOLS,
 };

@@ -1,10 +1,17 @@
 //! `transition_graph.yaml`.
 
-use super::*;
+use super::{
+    field, FileSchema, CONDITION_TYPES, REQ, TERMINATION_REASONS, TEXT_OPT, TEXT_REQ,
+    TRANSITION_TYPES,
+};
+use crate::base::FileKind;
+use crate::rules::Rule;
+use crate::schema::kinds::{Default, Kind};
+use crate::schema::normalized::{Norm, Obj};
+use crate::schema::{Object, Refers, RuleContext};
 
 pub(super) static TRANSITION_GRAPH_FILE: FileSchema = FileSchema {
     kind: FileKind::TransitionGraph,
-    path: "transition_graph.yaml",
     doc: "Routing: which agent speaks after which, and on what condition.",
     root: &TRANSITION_GRAPH,
 };

@@ -1,10 +1,12 @@
 //! `ui_config.yaml`.
 
-use super::*;
+use super::{field, list_clean, FileSchema, AGENT};
+use crate::base::FileKind;
+use crate::schema::kinds::Default;
+use crate::schema::Object;
 
 pub(super) static UI_CONFIG_FILE: FileSchema = FileSchema {
     kind: FileKind::UiConfig,
-    path: "ui_config.yaml",
     doc: "Which agents' messages the chat UI shows.",
     root: &UI_CONFIG,
 };

@@ -1,6 +1,11 @@
 //! Text and list values, and the sequence and mapping shapes the other kinds share.
 
-use super::*;
+use super::{describe, quote_hint, Validator};
+use crate::base::TextRange;
+use crate::rules::Rule;
+use crate::schema::kinds::{reserved_context_name, KeyKind, ListKind, TextKind};
+use crate::schema::normalized::{Item, Norm};
+use crate::syntax::{Node, NodeKind, Value};
 
 impl Validator<'_> {
     pub(super) fn not_a_string(&mut self, name: &str, item: &Node) {

@@ -1,8 +1,14 @@
 //! One function per value kind: each checks a node against its `Kind`, reports
 //! what mozaiks would reject or silently coerce, and returns the normalised value.
 
-use super::*;
-use crate::schema::TOOL_TYPES;
+use super::{describe, python_float, python_int, quote_hint, release, take, Validator};
+use crate::base::TextRange;
+use crate::diagnostics::{did_you_mean, mean_hint, one_of, suggestion};
+use crate::rules::Rule;
+use crate::schema::kinds::{KeyKind, Kind, TextKind};
+use crate::schema::normalized::{Item, Norm};
+use crate::schema::{Object, TOOL_TYPES};
+use crate::syntax::{Entry, Integer, Node, NodeKind, Scalar, Value};
 
 impl Validator<'_> {
     pub(super) fn value(

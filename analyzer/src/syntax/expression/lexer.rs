@@ -3,7 +3,7 @@
 //! tokenizer does.
 
 use super::{err, ExprError, ExprRef};
-use crate::limits::MAX_EXPRESSION_BRACKETS;
+use crate::base::limits::MAX_EXPRESSION_BRACKETS;
 use crate::syntax::python_strings::{string_literal_end, Unclosed};
 
 /// A token: the parser needs the text only of names and references.

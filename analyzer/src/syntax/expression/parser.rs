@@ -4,7 +4,7 @@
 use super::lexer::{Tok, Token};
 use super::literals::{number_value, string_value};
 use super::{err, CmpOp, Const, Expr, ExprError};
-use crate::limits::MAX_EXPRESSION_DEPTH;
+use crate::base::limits::MAX_EXPRESSION_DEPTH;
 
 struct Parser<'s> {
     src: &'s str,

@@ -187,7 +187,7 @@ fn the_deepest_trees_fit_the_analysis_stack() {
     ];
     for src in deepest {
         let compiled = std::thread::Builder::new()
-            .stack_size(crate::limits::THREAD_STACK_BYTES / 2)
+            .stack_size(crate::base::limits::THREAD_STACK_BYTES / 2)
             .spawn(move || compile(&src).is_ok())
             .unwrap()
             .join()

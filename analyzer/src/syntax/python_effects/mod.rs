@@ -16,9 +16,10 @@ mod function;
 mod module;
 mod names;
 
-use super::{TextRange, Value};
-
 pub use module::read;
+
+use super::Value;
+use crate::base::TextRange;
 
 /// The methods of mozaiksai's `ContextVariablesBridge` (`hasattr(x, name)`
 /// holds of it).

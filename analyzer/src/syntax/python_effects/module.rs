@@ -8,7 +8,7 @@ use ruff_text_size::Ranged;
 use super::function::{bounded, function};
 use super::names::{dotted, imports_of, literal, range, GlobalDecls, StoredNames};
 use super::{Import, ModuleEffects, Sym};
-use crate::hash::{HashMap, HashSet};
+use crate::base::hash::{HashMap, HashSet};
 
 /// Largest module-level table read (in nodes, about two per entry).
 const MAX_CONSTANT_SIZE: usize = 4096;

@@ -5,7 +5,8 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprContext, Number, Stmt, UnaryOp};
 
 use super::Import;
-use crate::syntax::{TextRange, Value};
+use crate::base::TextRange;
+use crate::syntax::Value;
 
 pub(super) fn range(r: ruff_text_size::TextRange) -> TextRange {
     TextRange::new(r.start().to_u32(), r.end().to_u32())

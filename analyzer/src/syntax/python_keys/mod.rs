@@ -18,7 +18,7 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Operator, Stmt, StringFlags};
 use ruff_text_size::{Ranged, TextSize};
 
-use crate::hash::HashMap;
+use crate::base::hash::HashMap;
 use crate::syntax::python_validity;
 
 mod excerpt;
@@ -91,25 +91,25 @@ struct Scan<'a> {
 /// cache: the language server re-analyses on every keystroke, and the
 /// Python files rarely change.
 #[derive(Debug)]
-pub struct BuiltMemo(crate::memo::Memo<BuiltNames>);
+pub struct BuiltMemo(crate::base::memo::Memo<BuiltNames>);
 
 impl Default for BuiltMemo {
     fn default() -> BuiltMemo {
-        BuiltMemo(crate::memo::Memo::new(1024))
+        BuiltMemo(crate::base::memo::Memo::new(1024))
     }
 }
 
 impl BuiltMemo {
     /// [`scan`], kept by a hash of the text.
     pub fn scan(&self, src: &str) -> std::sync::Arc<BuiltNames> {
-        self.0.get_or(crate::memo::key([src]), || scan(src))
+        self.0.get_or(crate::base::memo::key([src]), || scan(src))
     }
 
     /// [`BuiltMemo::scan`] for a caller that already cut `src` down to its
     /// [`buildable`] text (to read its string pieces first).
     pub fn scan_buildable(&self, src: &str, buildable: &Buildable) -> std::sync::Arc<BuiltNames> {
         self.0
-            .get_or(crate::memo::key([src]), || built_from(src, buildable))
+            .get_or(crate::base::memo::key([src]), || built_from(src, buildable))
     }
 }
 

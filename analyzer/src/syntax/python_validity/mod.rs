@@ -18,7 +18,7 @@ use ruff_python_ast::{ModModule, PySourceType};
 use ruff_python_parser::{parse_unchecked_source, Parsed};
 
 use super::python_effects::{self, ModuleEffects};
-use super::TextRange;
+use crate::base::TextRange;
 
 /// The first syntax error of a module, as the parser words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub fn with_parsed<R: Send>(
     if longest_line > MAX_LINE_BYTES {
         return None;
     }
-    let stack = crate::limits::THREAD_STACK_BYTES + 512 * longest_line;
+    let stack = crate::base::limits::THREAD_STACK_BYTES + 512 * longest_line;
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .stack_size(stack)

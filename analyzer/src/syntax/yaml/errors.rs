@@ -2,8 +2,8 @@
 //! prints when it cannot load the file) at PyYAML's position, with advice
 //! for the mistakes people make most.
 
-use super::super::TextRange;
 use super::scanner::YamlError;
+use crate::base::TextRange;
 use crate::rules::Rule;
 
 /// How every syntax message ends.

@@ -12,13 +12,13 @@ mod scanner;
 mod tests;
 mod tree;
 
-use super::TextRange;
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::limits::MAX_FILE_BYTES;
-use crate::rules::Rule;
 use builder::Builder;
-
 pub use tree::{Entry, Node, NodeKind, Scalar};
+
+use crate::base::limits::MAX_FILE_BYTES;
+use crate::base::{FileId, TextRange};
+use crate::diagnostics::Diagnostic;
+use crate::rules::Rule;
 
 /// The result of parsing one YAML file.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,8 +1,8 @@
 //! The tree the builder makes: nodes with their byte ranges, PyYAML's
 //! values, and Python's `str()`/`repr()` of them.
 
-use super::super::scalar::{ScalarStyle, Value};
-use super::super::TextRange;
+use crate::base::TextRange;
+use crate::syntax::scalar::{ScalarStyle, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {

@@ -8,7 +8,7 @@ use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
-use crate::lsp::dispatch::{guarded, invalid_params};
+use crate::lsp::guard::{guarded, invalid_params};
 use crate::lsp::state::normalize;
 use crate::lsp::{
     Backend, CANCEL_RUN, COMMANDS, REPLY, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH, SHOW_PROMPT,

@@ -2,14 +2,13 @@
 //! ranges, document links, semantic tokens and pulled diagnostics (of one
 //! document, or of every analysed file of the workspace).
 
+use mzk_analyzer::base::hash::HashMap;
+use mzk_analyzer::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
-use mzk_analyzer::hash::HashMap;
-use mzk_analyzer::ide;
-
-use crate::lsp::dispatch::guarded;
 use crate::lsp::from_proto::path_of;
+use crate::lsp::guard::guarded;
 use crate::lsp::to_proto::{file_uri, to_lsp_diagnostic, to_range};
 use crate::lsp::Backend;
 

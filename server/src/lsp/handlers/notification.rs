@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use mzk_analyzer::hash::HashSet;
+use mzk_analyzer::base::hash::HashSet;
 use ropey::Rope;
 use tower_lsp_server::ls_types::*;
 

@@ -11,8 +11,8 @@ use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
 use crate::lsp::caps::{server_capabilities, ClientCaps};
-use crate::lsp::dispatch::guarded;
 use crate::lsp::from_proto::path_of;
+use crate::lsp::guard::guarded;
 use crate::lsp::to_proto::{completion_kind, file_uri, symbol_kind, to_lsp_diagnostic, to_range};
 use crate::lsp::{
     coverage, runs, Backend, FIX_ALL, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH, SHOW_PROMPT,

@@ -6,11 +6,12 @@ use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, UnaryOp};
 use ruff_text_size::Ranged;
 
 use super::{bounded, holds_param, Walk, MAX_SYM_SIZE};
+use crate::base::TextRange;
 use crate::syntax::python_effects::names::{dotted, literal, range, LoadedNames, StoredNames};
 use crate::syntax::python_effects::{
     Call, Cond, Effect, StrOp, Sym, WriteKind, BRIDGE_METHODS, BRIDGE_READ_METHODS,
 };
-use crate::syntax::{TextRange, Value};
+use crate::syntax::Value;
 
 /// Builtins that look at an object without keeping or changing it.
 const INSPECTING_BUILTINS: &[&str] = &[

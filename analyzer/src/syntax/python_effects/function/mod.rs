@@ -5,15 +5,16 @@
 mod expressions;
 mod statements;
 
+use std::rc::Rc;
+
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Stmt};
 
 use super::names::{range, StoredNames};
 use super::{Cond, Effect, FunctionEffects, Import, ParamIx, Sym};
-use std::rc::Rc;
-
-use crate::hash::{HashMap, HashSet};
-use crate::syntax::{TextRange, Value};
+use crate::base::hash::{HashMap, HashSet};
+use crate::base::TextRange;
+use crate::syntax::Value;
 
 pub(super) fn function(f: &ast::StmtFunctionDef, imports: &mut Vec<Import>) -> FunctionEffects {
     let p = &f.parameters;

@@ -5,9 +5,10 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 
 use super::{bounded, holds_param, one_of, Walk, MAX_LOCAL_SIZE};
+use crate::base::TextRange;
 use crate::syntax::python_effects::names::{imports_of, range, LoadedNames, StoredNames};
 use crate::syntax::python_effects::{Cond, Effect, Sym, WriteKind};
-use crate::syntax::{TextRange, Value};
+use crate::syntax::Value;
 
 impl Walk {
     pub(super) fn stmt(&mut self, stmt: &Stmt) -> bool {

@@ -1,13 +1,13 @@
 //! Mappings as PyYAML constructs them: merge keys and duplicate keys.
 
-use super::super::super::scalar::Value;
-use super::super::super::TextRange;
-use super::super::tree::{Entry, Node, NodeKind};
 use super::order::Step;
 use super::Builder;
+use crate::base::hash::HashMap;
+use crate::base::TextRange;
 use crate::diagnostics::Diagnostic;
-use crate::hash::HashMap;
 use crate::rules::Rule;
+use crate::syntax::scalar::Value;
+use crate::syntax::yaml::tree::{Entry, Node, NodeKind};
 
 impl Builder<'_> {
     /// PyYAML 6.0.4's merge (its `flatten_mapping`, then building the

@@ -6,16 +6,17 @@ mod mapping;
 mod order;
 mod scalars;
 
-use super::super::TextRange;
+use order::Step;
+
 use super::errors;
 use super::parser::{Event, EventKind, Parser};
 use super::scanner::YamlError;
 use super::tree::{Entry, Node, NodeKind};
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::hash::HashMap;
-use crate::limits::{MAX_ALIAS_EXPANSION, MAX_YAML_DEPTH};
+use crate::base::hash::HashMap;
+use crate::base::limits::{MAX_ALIAS_EXPANSION, MAX_YAML_DEPTH};
+use crate::base::{FileId, TextRange};
+use crate::diagnostics::Diagnostic;
 use crate::rules::Rule;
-use order::Step;
 
 /// The builder stopped at an error, already reported.
 pub(super) struct Failed;

@@ -11,9 +11,9 @@
 //! such errors need this, so the builder re-reads the text here instead of
 //! keeping a second tree for every file.
 
-use super::super::parser::{EventKind, Parser};
 use super::scalars::CORE;
-use crate::hash::{HashMap, HashSet};
+use crate::base::hash::{HashMap, HashSet};
+use crate::syntax::yaml::parser::{EventKind, Parser};
 
 /// PyYAML's constructors that yield first and fill in later.
 const COLLECTION_TAGS: [&str; 5] = ["seq", "omap", "pairs", "map", "set"];

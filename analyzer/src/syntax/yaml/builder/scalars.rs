@@ -1,14 +1,14 @@
 //! Scalar nodes: their value resolved and constructed as PyYAML's
 //! SafeLoader does, and the tags it knows.
 
-use super::super::super::scalar::{
-    resolve_implicit, resolve_tagged, Resolved, ScalarError, ScalarStyle, Value,
-};
-use super::super::super::TextRange;
-use super::super::tree::{Node, NodeKind, Scalar};
 use super::order::{failing_step, Step};
 use super::{Builder, Frame};
+use crate::base::TextRange;
 use crate::rules::Rule;
+use crate::syntax::scalar::{
+    resolve_implicit, resolve_tagged, Resolved, ScalarError, ScalarStyle, Value,
+};
+use crate::syntax::yaml::tree::{Node, NodeKind, Scalar};
 
 /// The prefix of YAML's core tags (`!!str` is `tag:yaml.org,2002:str`).
 pub(super) const CORE: &str = "tag:yaml.org,2002:";

@@ -1,11 +1,10 @@
 //! PyYAML's `fetch_*`: which token starts at the cursor, the simple keys
 //! and indentation it opens or closes, and the refusals at that point.
 
-use crate::limits::MAX_YAML_DEPTH;
-use crate::syntax::scalar::ScalarStyle;
-
 use super::tokens::{Scan, Token, TokenKind, UriOf, YamlError};
 use super::{is_blank_or_end, is_space_or_end, is_word, py_repr, Scanner};
+use crate::base::limits::MAX_YAML_DEPTH;
+use crate::syntax::scalar::ScalarStyle;
 
 impl Scanner<'_> {
     pub(super) fn fetch_more_tokens(&mut self) -> Scan<()> {

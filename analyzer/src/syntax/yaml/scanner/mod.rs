@@ -12,12 +12,12 @@ mod fetch;
 mod scalars;
 mod tokens;
 
+use std::collections::VecDeque;
+
 use tokens::Scan;
 pub(super) use tokens::{Directive, Mark, Token, TokenKind, YamlError};
 
-use std::collections::VecDeque;
-
-use crate::limits::MAX_YAML_DEPTH;
+use crate::base::limits::MAX_YAML_DEPTH;
 
 struct SimpleKey {
     token_number: usize,

@@ -3,10 +3,9 @@
 
 use std::borrow::Cow;
 
-use crate::syntax::scalar::ScalarStyle;
-
 use super::tokens::{Mark, Scan, Token, TokenKind};
 use super::{is_blank_or_end, is_break, is_space_or_end, py_repr, Scanner};
+use crate::syntax::scalar::ScalarStyle;
 
 /// ASCII bytes that may end a chunk of a plain scalar (`:` only before a
 /// blank, or in flow context before `,[]{}`).

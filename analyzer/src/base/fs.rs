@@ -40,7 +40,7 @@ impl FileSystem for RealFs {
                 "not a regular file",
             ));
         }
-        if meta.len() > (crate::limits::MAX_FILE_BYTES as u64) * 4 {
+        if meta.len() > (crate::base::limits::MAX_FILE_BYTES as u64) * 4 {
             // Do not load huge files just to refuse them: keep the size only.
             return Err(io::Error::new(
                 io::ErrorKind::FileTooLarge,

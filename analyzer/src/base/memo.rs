@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use crate::hash::HashMap;
+use crate::base::hash::HashMap;
 
 /// A text key: a hash of the texts and their total length.
 pub type Key = (u64, usize);
