@@ -13,6 +13,7 @@ pub mod checks;
 pub mod config;
 pub mod diagnostics;
 pub mod graph;
+pub mod host;
 pub mod ide;
 pub mod model;
 pub mod prompt;
@@ -27,3 +28,4 @@ pub use analysis::{analyze, analyze_bundle, analyze_bundles, discover_bundles, A
 pub use base::fs::{FileSystem, MemoryFs, RealFs};
 pub use cache::{AnalysisCache, Memos};
 pub use config::{Config, ConfigError, Overrides};
+pub use host::{AnalysisHost, ConfigSource, OnConfigError};

@@ -22,7 +22,7 @@ const ANALYZER_FLOORS: &[&[&str]] = &[
     &["config"],
     &["cache"],
     &["analysis"],
-    &["ide"],
+    &["host", "ide"],
 ];
 
 /// The crates whose module graphs are checked, by source folder.

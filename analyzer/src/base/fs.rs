@@ -122,3 +122,17 @@ impl FileSystem for MemoryFs {
         self.files.contains_key(path)
     }
 }
+/// Normalises `a/b/../c` lexically (no file system access, symlinks are not followed).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}

@@ -2,11 +2,11 @@
 //! function lives, resolved as mozaiks 0.2.0 resolves it (bundle-format §13,
 //! §17.1), and the parsed modules. Files are read, never imported.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::file_cache::FileCache;
 use super::{Bundle, Name, SourceFile};
-use crate::base::fs::FileSystem;
+use crate::base::fs::{normalize, FileSystem};
 use crate::base::FileId;
 use crate::syntax::python;
 
@@ -54,21 +54,6 @@ pub struct Binding {
 pub struct PythonFile {
     pub file: FileId,
     pub module: python::Module,
-}
-
-/// Normalises `a/b/../c` lexically (no file system access, symlinks are not followed).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// A path relative to the bundle folder, with `../` for files beside it.

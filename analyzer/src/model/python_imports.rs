@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::file_cache::FileCache;
-use super::python::{normalize, BindingOwner, BindingTarget};
+use super::python::{BindingOwner, BindingTarget};
 use super::Bundle;
+use crate::base::fs::normalize;
 use crate::base::fs::FileSystem;
 use crate::base::FileId;
 use crate::syntax::python_effects::{Call, Effect, Import, ModuleEffects, ParamIx};

@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mzk_analyzer::base::Severity;
-use mzk_analyzer::{analyze_bundles, discover_bundles, Analysis, Config, Overrides, RealFs};
+use mzk_analyzer::{
+    discover_bundles, Analysis, AnalysisHost, Config, ConfigSource, OnConfigError, Overrides,
+    RealFs,
+};
 
 use super::report::{self, Located};
 use super::{fix, OutputFormat};
@@ -58,14 +61,9 @@ struct Plan {
     only: Vec<Option<Vec<PathBuf>>>,
 }
 
-/// Finds the bundles under the paths and the configuration of each; on a
-/// usage or configuration error, the message and exit code.
-fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        args.paths.clone()
-    };
+/// Where the bundles' configuration comes from: `--config` or the file above
+/// each bundle, with the command line's selections over it.
+fn config_source(args: &CheckArgs) -> Result<ConfigSource, (String, u8)> {
     let overrides = Overrides {
         select: args.select.clone(),
         extend_select: args.extend_select.clone(),
@@ -80,6 +78,20 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
             Some(Config::parse(&file, &text, in_pyproject).map_err(|e| (e.to_string(), 2))?)
         }
         None => None,
+    };
+    Ok(ConfigSource {
+        explicit,
+        overrides,
+    })
+}
+
+/// Finds the bundles under the paths and the configuration of each; on a
+/// usage or configuration error, the message and exit code.
+fn make_plan(args: &CheckArgs, host: &AnalysisHost) -> Result<Plan, (String, u8)> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
     };
     let mut plan = Plan {
         bundles: Vec::new(),
@@ -109,14 +121,8 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
                     }
                 }
                 None => {
-                    let config = match &explicit {
-                        Some(config) => config.clone(),
-                        None => {
-                            Config::discover(&RealFs, &bundle).map_err(|e| (e.to_string(), 2))?
-                        }
-                    };
-                    let config = config
-                        .with_overrides(&overrides)
+                    let config = host
+                        .configure(&RealFs, &bundle)
                         .map_err(|e| (e.to_string(), 2))?;
                     plan.bundles.push(bundle);
                     plan.configs.push(config);
@@ -141,12 +147,8 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
                 plan.only[i] = None;
                 continue;
             }
-            let config = match &explicit {
-                Some(config) => config.clone(),
-                None => Config::discover(&RealFs, &bundle).map_err(|e| (e.to_string(), 2))?,
-            };
-            let config = config
-                .with_overrides(&overrides)
+            let config = host
+                .configure(&RealFs, &bundle)
                 .map_err(|e| (e.to_string(), 2))?;
             // A bundle named on the command line is checked even when excluded.
             if bundle != path && config.excludes(&bundle) {
@@ -161,10 +163,8 @@ fn make_plan(args: &CheckArgs) -> Result<Plan, (String, u8)> {
 }
 
 /// Analyses every planned bundle under its configuration.
-fn analyse(plan: &Plan) -> Vec<Analysis> {
-    // One set of memos for the run, shared by every bundle and thread.
-    let memos = std::sync::Arc::new(mzk_analyzer::Memos::default());
-    let mut analyses = analyze_bundles(&RealFs, &plan.bundles, &plan.configs, &memos);
+fn analyse(host: &AnalysisHost, plan: &Plan) -> Vec<Analysis> {
+    let mut analyses = host.analyze_all(&RealFs, &plan.bundles, &plan.configs);
     for (analysis, only) in analyses.iter_mut().zip(&plan.only) {
         if let Some(files) = only {
             keep_files(analysis, files);
@@ -188,7 +188,14 @@ fn keep_files(analysis: &mut Analysis, files: &[PathBuf]) {
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let plan = match make_plan(&args) {
+    let host = match config_source(&args) {
+        Ok(source) => AnalysisHost::new(source, OnConfigError::Refuse),
+        Err((message, code)) => {
+            eprintln!("mzk: {message}");
+            return ExitCode::from(code);
+        }
+    };
+    let plan = match make_plan(&args, &host) {
         Ok(plan) => plan,
         Err((message, code)) => {
             eprintln!("mzk: {message}");
@@ -204,8 +211,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         return super::watch::run(&roots, || {
             // Planned again each round: a new bundle or a changed
             // configuration counts.
-            let plan = make_plan(&args).map_err(|(message, _)| message)?;
-            let analyses = analyse(&plan);
+            let plan = make_plan(&args, &host).map_err(|(message, _)| message)?;
+            let analyses = analyse(&host, &plan);
             let cwd = std::env::current_dir().unwrap_or_default();
             let located: Vec<Located> = analyses
                 .iter()
@@ -215,7 +222,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Ok(report::concise_lines(&located))
         });
     }
-    let mut analyses = analyse(&plan);
+    let mut analyses = analyse(&host, &plan);
     if args.diff {
         let planned = fix::plan(&analyses, args.unsafe_fixes);
         out!(
@@ -237,7 +244,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             if fix::apply(&analyses, args.unsafe_fixes, &mut fixed) == 0 {
                 break;
             }
-            analyses = analyse(&plan);
+            analyses = analyse(&host, &plan);
         }
         eprintln!("{fixed}");
     }

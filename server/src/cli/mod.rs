@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mzk_analyzer::rules::Rule;
+use mzk_analyzer::{AnalysisHost, ConfigSource, OnConfigError};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -139,7 +140,7 @@ pub fn current_thread_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 pub fn analyse_one(
     path: &std::path::Path,
     configured: bool,
-) -> Result<mzk_analyzer::Analysis, ExitCode> {
+) -> Result<std::sync::Arc<mzk_analyzer::Analysis>, ExitCode> {
     // Absolute and canonical: the folder name is what workflow_name must match.
     let dir = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if !dir.join("orchestrator.yaml").is_file() {
@@ -149,23 +150,12 @@ pub fn analyse_one(
         );
         return Err(ExitCode::from(2));
     }
-    let config = if configured {
-        match mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &dir) {
-            Ok(config) => Some(config),
-            Err(e) => {
-                eprintln!("mzk: {e}");
-                return Err(ExitCode::from(2));
-            }
-        }
-    } else {
-        None
-    };
-    Ok(mzk_analyzer::analyze(
-        &mzk_analyzer::RealFs,
-        &dir,
-        config.as_ref(),
-        &mut mzk_analyzer::AnalysisCache::new(),
-    ))
+    let mut host = AnalysisHost::new(ConfigSource::default(), OnConfigError::Refuse);
+    host.analyze(&mzk_analyzer::RealFs, &dir, configured)
+        .map_err(|e| {
+            eprintln!("mzk: {e}");
+            ExitCode::from(2)
+        })
 }
 
 /// A rule's page, with its severity and configuration generated from the registry.

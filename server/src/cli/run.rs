@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mzk_analyzer::base::Severity;
@@ -147,7 +148,7 @@ pub fn database_path(path: &Path) -> PathBuf {
 }
 
 /// Refuses a bundle with errors, printing them.
-pub(crate) fn checked_bundle(path: &Path) -> Result<Analysis, ExitCode> {
+pub(crate) fn checked_bundle(path: &Path) -> Result<Arc<Analysis>, ExitCode> {
     let analysis = super::analyse_one(path, true)?;
     let cwd = std::env::current_dir().unwrap_or_default();
     let errors: Vec<_> = analysis

@@ -10,13 +10,14 @@ use mzk_analyzer::base::hash::{HashMap, HashSet};
 use mzk_analyzer::base::FileId;
 use mzk_analyzer::syntax::{ColumnUnit, LineCol};
 use mzk_analyzer::workspace::bundle_of;
-use mzk_analyzer::{analyze, discover_bundles, Analysis, AnalysisCache, Config, RealFs};
+use mzk_analyzer::{discover_bundles, Analysis, RealFs};
 use tower_lsp_server::ls_types::*;
 
 use super::from_proto::path_of;
-use super::state::{analysis_of, normalize, root_of, Overlay};
 use super::to_proto::{file_uri, to_lsp_diagnostic};
 use super::Backend;
+use mzk_analyzer::base::fs::normalize;
+use mzk_analyzer::host::{Finished, Overlay};
 
 /// How long a request waits for the first analysis of its bundle.
 pub(crate) const FIRST_ANALYSIS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -40,7 +41,7 @@ impl Backend {
     /// publishes the diagnostics of every file of it unless a newer analysis
     /// started meanwhile.
     pub(crate) async fn reanalyse(&self, path: &Path) {
-        let (bundle, generation, overlay, cache, shared, last_readable) = {
+        let job = {
             let mut state = self.state.lock().await;
             let open: HashMap<PathBuf, String> = state
                 .documents
@@ -50,125 +51,42 @@ impl Backend {
             let Some(bundle) = bundle_of(path, |p| open.contains_key(p) || p.is_file()) else {
                 return;
             };
-            let last_readable: HashMap<PathBuf, Arc<str>> = state
-                .last_readable
-                .iter()
-                .filter(|(p, _)| p.starts_with(&bundle))
-                .map(|(p, t)| (p.clone(), t.clone()))
-                .collect();
-            let generation = state.generations.entry(bundle.clone()).or_insert(0);
-            *generation += 1;
-            let generation = *generation;
-            let memos = state.memos.clone();
-            let cache = state
-                .caches
-                .entry(bundle.clone())
-                .or_insert_with(|| Arc::new(AnalysisCache::sharing(memos).into()))
-                .clone();
-            let shared = state.shared.get(root_of(&bundle)).cloned();
-            (
-                bundle,
-                generation,
-                Overlay { open },
-                cache,
-                shared,
-                last_readable,
-            )
+            state.host.schedule(&bundle, Overlay::new(open))
         };
         // Waits for a core; meanwhile a newer change may have superseded
         // this one, whose analysis would only be thrown away.
         let Some(slot) = self.analyses.slot().await else {
             return;
         };
-        if self.state.lock().await.generations.get(&bundle) != Some(&generation) {
+        if !self.state.lock().await.host.is_current(&job) {
             return;
         }
-        let dir = bundle.clone();
-        let Ok((analysis, shared, config_error)) = self
-            .analyses
-            .run(slot, move || {
-                // A panic in an earlier analysis leaves whole entries only.
-                let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-                // What the shared folders mention, as kept for the root (read
-                // again when it was dropped).
-                cache.use_shared(root_of(&dir), shared);
-                let shared = cache.shared(root_of(&dir));
-                // The same configuration and suppressions as `mzk check`; a broken
-                // configuration falls back to the defaults and is reported.
-                let (config, config_error) = match Config::discover(&overlay, &dir) {
-                    Ok(config) => (config, None),
-                    Err(e) => (Config::defaults(&dir), Some(e)),
-                };
-                let mut analysis = analyze(&overlay, &dir, Some(&config), &mut cache);
-                // Files the author is typing in that cannot be read right now:
-                // check the others against their last readable version.
-                let substitutes: Vec<(PathBuf, String)> = analysis
-                    .incomplete
-                    .iter()
-                    .filter_map(|id| {
-                        let path = normalize(&dir.join(&analysis.bundle.file(*id)?.relative));
-                        let text = last_readable.get(&path)?.to_string();
-                        Some((path, text))
-                    })
-                    .collect();
-                // Only then are the open texts copied: not on every keystroke.
-                if !substitutes.is_empty() {
-                    let mut open = overlay.open;
-                    open.extend(substitutes);
-                    let overlay = Overlay { open };
-                    let last = analyze(&overlay, &dir, Some(&config), &mut cache);
-                    mzk_analyzer::analysis::merge_last_readable(&mut analysis, last);
-                }
-                (analysis, shared, config_error)
-            })
-            .await
-        else {
+        let bundle = job.dir.clone();
+        let Ok(finished) = self.analyses.run(slot, move || job.run()).await else {
             return; // the analysis panicked: keep the previous diagnostics
         };
-        let message =
-            config_error.map(|e| format!("mzk: {e}; using the default settings until it is fixed"));
-        let shown = {
+        let (
+            analysis,
+            config_error,
+            unit,
+            related,
+            versions,
+            previous,
+            pull,
+            refresh,
+            workspace_pulled,
+        ) = {
             let mut state = self.state.lock().await;
-            match &message {
-                Some(m) => {
-                    state
-                        .config_errors
-                        .insert(bundle.clone(), m.clone())
-                        .as_ref()
-                        != Some(m)
-                }
-                None => {
-                    state.config_errors.remove(&bundle);
-                    false
-                }
-            }
-        };
-        if let (true, Some(message)) = (shown, message) {
-            self.client.show_message(MessageType::ERROR, message).await;
-        }
-        self.state
-            .lock()
-            .await
-            .shared
-            .entry(root_of(&bundle).to_path_buf())
-            .or_insert(shared);
-        let analysis = Arc::new(analysis);
-        let (unit, related, versions, previous, pull, refresh, workspace_pulled) = {
-            let mut state = self.state.lock().await;
-            if state.generations.get(&bundle) != Some(&generation) {
+            let state = &mut *state;
+            let documents = &state.documents;
+            let kept = state.host.finish(finished, |p| documents.contains_key(p));
+            let Some(Ok(Finished {
+                analysis,
+                new_config_error,
+            })) = kept
+            else {
                 return; // stale: a newer change is being analysed
-            }
-            state.analyses.insert(bundle.clone(), analysis.clone());
-            // Open files read to their end become their last readable text.
-            for file in &analysis.bundle.files {
-                if file.kind.is_none() || analysis.incomplete.contains(&file.id) {
-                    continue;
-                }
-                let path = normalize(&analysis.bundle.dir.join(&file.relative));
-                if state.documents.contains_key(&path) {
-                    state.last_readable.insert(path, Arc::clone(&file.text));
-                }
-            }
+            };
             let versions: HashMap<PathBuf, i32> = state
                 .documents
                 .iter()
@@ -182,6 +100,8 @@ impl Backend {
             );
             let previous = state.published.remove(&bundle).unwrap_or_default();
             (
+                analysis,
+                new_config_error,
                 state.unit(),
                 state.client.related_information,
                 versions,
@@ -191,6 +111,12 @@ impl Backend {
                 state.workspace_pulled,
             )
         };
+        // A broken configuration: the bundle was analysed under the defaults,
+        // which the author is told once.
+        if let Some(e) = config_error {
+            let message = format!("mzk: {e}; using the default settings until it is fixed");
+            self.client.show_message(MessageType::ERROR, message).await;
+        }
         // Told after the state holds the analysis and its versions.
         self.analysed.notify_waiters();
         let mut now: HashSet<Uri> = HashSet::default();
@@ -287,9 +213,9 @@ impl Backend {
             if path.extension().is_some_and(|e| e == "toml") {
                 let folder = path.parent().unwrap_or(&path).to_path_buf();
                 let state = self.state.lock().await;
-                for b in state.analyses.keys().filter(|b| b.starts_with(&folder)) {
-                    if !bundles.contains(b) {
-                        bundles.push(b.clone());
+                for b in state.host.bundles().filter(|b| b.starts_with(&folder)) {
+                    if !bundles.iter().any(|known| known == b) {
+                        bundles.push(b.to_path_buf());
                     }
                 }
                 continue;
@@ -306,22 +232,7 @@ impl Backend {
         if !shared_changed.is_empty() {
             // A shared file changed: what every bundle beside it mentions may
             // have changed too.
-            let mut state = self.state.lock().await;
-            let roots: Vec<PathBuf> = state
-                .shared
-                .keys()
-                .filter(|root| shared_changed.iter().any(|p| p.starts_with(root)))
-                .cloned()
-                .collect();
-            for root in &roots {
-                state.shared.remove(root);
-            }
-            let beside: Vec<PathBuf> = state
-                .analyses
-                .keys()
-                .filter(|b| roots.iter().any(|r| root_of(b) == r.as_path()))
-                .cloned()
-                .collect();
+            let beside = self.state.lock().await.host.shared_changed(&shared_changed);
             for b in beside {
                 if !bundles.contains(&b) {
                     bundles.push(b);
@@ -343,7 +254,7 @@ impl Backend {
         let path = path_of(uri)?;
         let found = {
             let state = self.state.lock().await;
-            analysis_of(&state, &path)
+            state.host.analysis_of(&path)
         };
         // A request can come before the first analysis of its bundle (right
         // after the editor opened a large bundle): analyse it now, then
@@ -353,14 +264,14 @@ impl Backend {
             None => {
                 let kept = self.analysed.notified();
                 self.reanalyse(&path).await;
-                let found = analysis_of(&*self.state.lock().await, &path);
+                let found = self.state.lock().await.host.analysis_of(&path);
                 match found {
                     Some(analysis) => analysis,
                     None => {
                         // A newer analysis of the bundle overtook this one
                         // (the workspace's, or an edit's): wait for it.
                         let _ = tokio::time::timeout(FIRST_ANALYSIS_WAIT, kept).await;
-                        analysis_of(&*self.state.lock().await, &path)?
+                        self.state.lock().await.host.analysis_of(&path)?
                     }
                 }
             }

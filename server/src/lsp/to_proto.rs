@@ -6,7 +6,7 @@ use mzk_analyzer::syntax::{ColumnUnit, LineCol};
 use mzk_analyzer::Analysis;
 use tower_lsp_server::ls_types::*;
 
-use super::state::normalize;
+use mzk_analyzer::base::fs::normalize;
 
 pub(crate) fn to_position(
     analysis: &Analysis,

@@ -4,12 +4,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::graph::{mermaid, TransitionGraph};
-use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
+use mzk_analyzer::Analysis;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
 use crate::lsp::guard::{guarded, invalid_params};
-use crate::lsp::state::normalize;
+use mzk_analyzer::base::fs::normalize;
+
+use crate::lsp::scheduling::FIRST_ANALYSIS_WAIT;
 use crate::lsp::{
     Backend, CANCEL_RUN, COMMANDS, REPLY, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH, SHOW_PROMPT,
 };
@@ -27,7 +29,7 @@ impl Backend {
                 "{command} takes the bundle folder as its first argument"
             )));
         };
-        if let Some(analysis) = self.state.lock().await.analyses.get(&dir).cloned() {
+        if let Some(analysis) = self.state.lock().await.host.analysis(&dir) {
             return Ok(analysis);
         }
         if !dir.join("orchestrator.yaml").is_file() {
@@ -36,16 +38,16 @@ impl Backend {
                 dir.display()
             )));
         }
-        // Not yet analysed: the bundle as its checks see it, no settings
-        // needed (the commands read its model).
-        let analyse = move || analyze(&RealFs, &dir, None, &mut AnalysisCache::new());
-        let Some(slot) = self.analyses.slot().await else {
-            return Err(tower_lsp_server::jsonrpc::Error::internal_error());
-        };
-        match self.analyses.run(slot, analyse).await {
-            Ok(a) => Ok(Arc::new(a)),
-            Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
+        // Not yet analysed: analysed as an edit would have it, then kept.
+        let kept = self.analysed.notified();
+        self.reanalyse(&dir.join("orchestrator.yaml")).await;
+        if let Some(analysis) = self.state.lock().await.host.analysis(&dir) {
+            return Ok(analysis);
         }
+        // A newer analysis of the bundle overtook this one: wait for it.
+        let _ = tokio::time::timeout(FIRST_ANALYSIS_WAIT, kept).await;
+        let analysis = self.state.lock().await.host.analysis(&dir);
+        analysis.ok_or_else(tower_lsp_server::jsonrpc::Error::internal_error)
     }
 }
 

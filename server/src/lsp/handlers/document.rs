@@ -172,9 +172,9 @@ pub(crate) async fn workspace_diagnostic(
             .collect();
         (
             state
-                .analyses
-                .iter()
-                .map(|(dir, a)| (dir.clone(), a.clone()))
+                .host
+                .analyses()
+                .map(|a| (a.bundle.dir.clone(), a.clone()))
                 .collect::<Vec<_>>(),
             state.client.related_information,
             state.unit(),
@@ -210,8 +210,9 @@ pub(crate) async fn workspace_diagnostic(
                 .iter()
                 .filter_map(|file| {
                     let uri = file_uri(&analysis, file.id)?;
-                    let path =
-                        crate::lsp::state::normalize(&analysis.bundle.dir.join(&file.relative));
+                    let path = mzk_analyzer::base::fs::normalize(
+                        &analysis.bundle.dir.join(&file.relative),
+                    );
                     let found = per_file.remove(&file.id).unwrap_or_default();
                     Some((uri, versions.get(&path).map(|v| i64::from(*v)), found))
                 })

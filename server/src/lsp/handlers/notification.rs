@@ -1,7 +1,7 @@
 //! The notification handlers: documents opened, edited, saved and closed,
 //! workspace folders and watched files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mzk_analyzer::base::hash::HashSet;
 use ropey::Rope;
@@ -76,19 +76,17 @@ pub(crate) async fn did_change_workspace_folders(
         state.roots.extend(added.iter().cloned());
         let open: Vec<PathBuf> = state.documents.keys().cloned().collect();
         let dropped: Vec<PathBuf> = state
-            .analyses
-            .keys()
+            .host
+            .bundles()
             .filter(|b| {
                 removed.iter().any(|r| b.starts_with(r)) && !open.iter().any(|o| o.starts_with(b))
             })
-            .cloned()
+            .map(Path::to_path_buf)
             .collect();
         dropped
             .into_iter()
             .map(|b| {
-                state.analyses.remove(&b);
-                state.generations.remove(&b);
-                state.caches.remove(&b);
+                state.host.remove_bundle(&b);
                 let uris = state.published.remove(&b).unwrap_or_default();
                 (b, uris)
             })
@@ -212,7 +210,7 @@ pub(crate) async fn did_close(backend: &Backend, params: DidCloseTextDocumentPar
     {
         let mut state = backend.state.lock().await;
         state.documents.remove(&path);
-        state.last_readable.remove(&path);
+        state.host.closed(&path);
         state.analysed_versions.remove(&path);
         state.semantic_tokens.remove(&path);
     }

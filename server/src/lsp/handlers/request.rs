@@ -66,7 +66,7 @@ pub(crate) async fn symbol(
     let (analyses, unit, client) = {
         let state = backend.state.lock().await;
         (
-            state.analyses.values().cloned().collect::<Vec<_>>(),
+            state.host.analyses().cloned().collect::<Vec<_>>(),
             state.unit(),
             state.client.clone(),
         )
