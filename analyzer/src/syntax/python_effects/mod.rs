@@ -18,6 +18,8 @@ mod names;
 
 pub use module::read;
 
+use std::sync::Arc;
+
 use super::Value;
 use crate::base::TextRange;
 
@@ -41,9 +43,9 @@ pub enum Sym {
     /// An attribute of a value: `capture.context_variables`, or
     /// `getattr(x, "name", default)` (then the default is kept).
     Attr {
-        base: Box<Sym>,
+        base: Arc<Sym>,
         attr: Box<str>,
-        default: Option<Box<Sym>>,
+        default: Option<Arc<Sym>>,
     },
     /// A module-level name, dotted as written (`STATUS`, `Verdict.DONE`,
     /// `Verdict.DONE.value`, `constants.DONE`).
@@ -58,20 +60,20 @@ pub enum Sym {
     /// One of these, depending on a path not decided here.
     OneOf(Vec<Sym>),
     /// `a if test else b`.
-    Choose(Box<Cond>, Box<Sym>, Box<Sym>),
+    Choose(Arc<Cond>, Arc<Sym>, Arc<Sym>),
     /// `str(x)`, `x.lower()`, `x.strip()`, …
-    Str(StrOp, Box<Sym>),
+    Str(StrOp, Arc<Sym>),
     /// `table[key]` (no default: a missing key raises) or
     /// `table.get(key, default)`.
     Index {
-        table: Box<Sym>,
-        key: Box<Sym>,
-        default: Option<Box<Sym>>,
+        table: Arc<Sym>,
+        key: Arc<Sym>,
+        default: Option<Arc<Sym>>,
     },
     Dict(Vec<(Sym, Sym)>),
     Seq(Vec<Sym>),
     /// What a call of a module-level (or imported) function returns.
-    Call(Box<Call>),
+    Call(Arc<Call>),
     /// Not understood; the range says what.
     Unknown(TextRange),
 }
@@ -123,7 +125,7 @@ pub enum Cond {
     /// `isinstance(x, dict)` (or `Mapping`, `MutableMapping`): false of the
     /// bridge and of `None`.
     IsMapping(Sym),
-    Not(Box<Cond>),
+    Not(Arc<Cond>),
     And(Vec<Cond>),
     Or(Vec<Cond>),
     /// Anything else: may hold or not.

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use super::{Cond, Effect, ModuleEffects, Sym, WriteKind};
 use crate::syntax::python_validity::check_and_read;
 use crate::syntax::Value;
@@ -69,10 +71,10 @@ fn guards_become_conditions_on_the_parameter() {
     let m = effects(
         "def tool(v, context_variables=None):\n    if context_variables is None:\n        return None\n    context_variables.set('k', v)\n",
     );
-    let missing = Cond::Not(Box::new(Cond::Present(Sym::Param(1))));
+    let missing = Cond::Not(Arc::new(Cond::Present(Sym::Param(1))));
     assert_eq!(
         writes(&m, "tool"),
-        vec![(s("k"), Sym::Param(0), Cond::Not(Box::new(missing)))]
+        vec![(s("k"), Sym::Param(0), Cond::Not(Arc::new(missing)))]
     );
 }
 
@@ -84,9 +86,9 @@ fn locals_follow_statement_order_and_join_branches() {
     assert_eq!(
         writes(&m, "tool")[0].1,
         Sym::Choose(
-            Box::new(Cond::Present(Sym::Param(0))),
-            Box::new(s("c")),
-            Box::new(s("b"))
+            Arc::new(Cond::Present(Sym::Param(0))),
+            Arc::new(s("c")),
+            Arc::new(s("b"))
         )
     );
     // A loop makes what it assigns unknown; a handler sees the body's

@@ -1,6 +1,8 @@
 //! Expressions and tests: values in terms of the parameters, conditions the
 //! bridge decides, calls, and the bridge's own methods.
 
+use std::sync::Arc;
+
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, UnaryOp};
 use ruff_text_size::Ranged;
@@ -52,7 +54,7 @@ impl Walk {
                     BoolOp::Or => Cond::Or(parts),
                 }
             }
-            Expr::UnaryOp(u) if u.op == UnaryOp::Not => Cond::Not(Box::new(self.test(&u.operand))),
+            Expr::UnaryOp(u) if u.op == UnaryOp::Not => Cond::Not(Arc::new(self.test(&u.operand))),
             Expr::Compare(c)
                 if c.ops.len() == 1 && matches!(c.comparators[0], Expr::NoneLiteral(_)) =>
             {
@@ -60,7 +62,7 @@ impl Walk {
                 let present = Cond::Present(sym);
                 match c.ops[0] {
                     CmpOp::IsNot | CmpOp::NotEq => present,
-                    CmpOp::Is | CmpOp::Eq => Cond::Not(Box::new(present)),
+                    CmpOp::Is | CmpOp::Eq => Cond::Not(Arc::new(present)),
                     _ => Cond::Opaque,
                 }
             }
@@ -74,7 +76,7 @@ impl Walk {
                 let v = self.expr(&call.arguments.args[0]);
                 match v {
                     Sym::Attr { base, attr, .. } if BRIDGE_METHODS.contains(&&*attr) => {
-                        Cond::Present(*base)
+                        Cond::Present(Arc::unwrap_or_clone(base))
                     }
                     _ => Cond::Opaque,
                 }
@@ -141,7 +143,7 @@ impl Walk {
         let r = range(a.range);
         match base {
             Sym::Param(_) if a.attr.id.as_str() == "context_variables" => Sym::Attr {
-                base: Box::new(base),
+                base: Arc::new(base),
                 attr: "context_variables".into(),
                 default: None,
             },
@@ -188,8 +190,8 @@ impl Walk {
                     return Sym::Unknown(r);
                 }
                 Sym::Index {
-                    table: Box::new(table),
-                    key: Box::new(key),
+                    table: Arc::new(table),
+                    key: Arc::new(key),
                     default: None,
                 }
             }
@@ -197,7 +199,7 @@ impl Walk {
                 let cond = self.test(&i.test);
                 let a = self.expr(&i.body);
                 let b = self.expr(&i.orelse);
-                Sym::Choose(Box::new(cond), Box::new(a), Box::new(b))
+                Sym::Choose(Arc::new(cond), Arc::new(a), Arc::new(b))
             }
             Expr::Dict(d) => {
                 let mut items = Vec::with_capacity(d.items.len());
@@ -237,9 +239,9 @@ impl Walk {
                             Sym::Unknown(r)
                         };
                         return Sym::Choose(
-                            Box::new(Cond::Present(first.clone())),
-                            Box::new(first.clone()),
-                            Box::new(fallback),
+                            Arc::new(Cond::Present(first.clone())),
+                            Arc::new(first.clone()),
+                            Arc::new(fallback),
                         );
                     }
                 }
@@ -374,16 +376,16 @@ impl Walk {
                 _ => None,
             };
             if let (Some(op), true) = (str_op, positional.is_empty() && keywords.is_empty()) {
-                return Sym::Str(op, Box::new(recv));
+                return Sym::Str(op, Arc::new(recv));
             }
             if method == "get" && keywords.is_empty() && matches!(positional.len(), 1 | 2) {
                 let mut positional = positional.into_iter();
                 let key = positional.next().unwrap_or(Sym::Unknown(r));
                 let default = positional.next().unwrap_or(Sym::Const(Value::Null));
                 return Sym::Index {
-                    table: Box::new(recv),
-                    key: Box::new(key),
-                    default: Some(Box::new(default)),
+                    table: Arc::new(recv),
+                    key: Arc::new(key),
+                    default: Some(Arc::new(default)),
                 };
             }
             return Sym::Unknown(r);
@@ -393,7 +395,7 @@ impl Walk {
             // `setter = getattr(context_variables, "set")`, then `setter(k, v)`.
             if let Some(Sym::Attr { base, attr, .. }) = self.env.get(name).cloned() {
                 if holds_param(&base) && matches!(&*attr, "set" | "pop" | "delete") {
-                    return self.bridge_method(*base, &attr, call);
+                    return self.bridge_method(Arc::unwrap_or_clone(base), &attr, call);
                 }
             }
             let shadowed = match self.env.get(name) {
@@ -416,9 +418,9 @@ impl Walk {
                 {
                     if let Expr::StringLiteral(attr) = &args.args[1] {
                         let base = self.value_for_test(&args.args[0]);
-                        let default = args.args.get(2).map(|d| Box::new(self.expr(d)));
+                        let default = args.args.get(2).map(|d| Arc::new(self.expr(d)));
                         return Sym::Attr {
-                            base: Box::new(base),
+                            base: Arc::new(base),
                             attr: attr.value.to_str().into(),
                             default,
                         };
@@ -426,7 +428,7 @@ impl Walk {
                 }
                 if name == "str" && args.args.len() == 1 && args.keywords.is_empty() {
                     let v = self.value_for_test(&args.args[0]);
-                    return Sym::Str(StrOp::Str, Box::new(v));
+                    return Sym::Str(StrOp::Str, Arc::new(v));
                 }
                 return self.named_call(name.into(), call);
             }
@@ -494,7 +496,7 @@ impl Walk {
                 when,
             });
         }
-        Sym::Call(Box::new(call))
+        Sym::Call(Arc::new(call))
     }
 
     /// A method called on a value that may be a parameter's object.
@@ -530,9 +532,9 @@ impl Walk {
                 Sym::Unknown(r)
             }
             ("get", [key] | [key, _]) if plain => Sym::Index {
-                table: Box::new(recv),
-                key: Box::new(key.clone()),
-                default: Some(Box::new(
+                table: Arc::new(recv),
+                key: Arc::new(key.clone()),
+                default: Some(Arc::new(
                     positional
                         .get(1)
                         .cloned()
@@ -549,7 +551,7 @@ impl Walk {
                     _ => StrOp::Casefold,
                 };
                 self.escape(&recv, &format!("calls `.{method}(…)` on"), r);
-                Sym::Str(op, Box::new(recv))
+                Sym::Str(op, Arc::new(recv))
             }
             _ => {
                 self.escape(&recv, &format!("calls `.{method}(…)` on"), r);

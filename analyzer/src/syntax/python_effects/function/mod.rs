@@ -6,6 +6,7 @@ mod expressions;
 mod statements;
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Stmt};
@@ -176,7 +177,7 @@ fn params_held(sym: &Sym, out: &mut Vec<Sym>) {
             for b in bases {
                 let s = match b {
                     Sym::Param(_) => Sym::Attr {
-                        base: Box::new(b),
+                        base: Arc::new(b),
                         attr: attr.clone(),
                         default: None,
                     },
@@ -238,7 +239,7 @@ impl Walk {
     /// The condition under which the current statement runs.
     pub(super) fn when(&self) -> Cond {
         let mut parts = self.path.clone();
-        parts.extend(self.exits.iter().map(|e| Cond::Not(Box::new(e.clone()))));
+        parts.extend(self.exits.iter().map(|e| Cond::Not(Arc::new(e.clone()))));
         Cond::and(parts)
     }
 
@@ -313,9 +314,9 @@ impl Walk {
                     (Some(a), Some(b)) => match &cond {
                         Cond::Opaque => one_of(vec![(**a).clone(), (**b).clone()]),
                         c => Sym::Choose(
-                            Box::new(c.clone()),
-                            Box::new((**a).clone()),
-                            Box::new((**b).clone()),
+                            Arc::new(c.clone()),
+                            Arc::new((**a).clone()),
+                            Arc::new((**b).clone()),
                         ),
                     },
                     // Unbound on one path: reading it there raises.

@@ -1,5 +1,7 @@
 //! Statements: assignments, branches, loops, handlers, returns.
 
+use std::sync::Arc;
+
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
@@ -70,7 +72,7 @@ impl Walk {
                 if let Some(m) = &a.msg {
                     self.expr(m);
                 }
-                self.path.push(Cond::Not(Box::new(holds)));
+                self.path.push(Cond::Not(Arc::new(holds)));
                 self.exit();
                 self.path.pop();
             }
@@ -97,7 +99,7 @@ impl Walk {
                 for (cond, body) in clauses {
                     let mut parts: Vec<Cond> = earlier
                         .iter()
-                        .map(|c| Cond::Not(Box::new(c.clone())))
+                        .map(|c| Cond::Not(Arc::new(c.clone())))
                         .collect();
                     parts.push(cond.clone());
                     if let Some(end) = self.branch(&before, Cond::and(parts), body) {
@@ -108,7 +110,7 @@ impl Walk {
                 if !has_else {
                     let none: Vec<Cond> = earlier
                         .into_iter()
-                        .map(|c| Cond::Not(Box::new(c)))
+                        .map(|c| Cond::Not(Arc::new(c)))
                         .collect();
                     ends.push((Cond::and(none), before));
                 }
