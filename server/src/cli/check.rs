@@ -263,8 +263,26 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
     let mut located = Vec::new();
     let mut files = 0;
     let mut opt_in_hidden = std::collections::BTreeMap::new();
+    let mut per_bundle = Vec::new();
+    let (mut fixable, mut unsafe_fixable) = (0, 0);
     for analysis in analyses {
         files += analysis.bundle.files.len();
+        let count = |severity| {
+            analysis
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == severity)
+                .count()
+        };
+        per_bundle.push(report::BundleCount {
+            path: report::display_path(&analysis.bundle.dir, &cwd),
+            errors: count(Severity::Error),
+            warnings: count(Severity::Warning),
+        });
+        let safe = mzk_analyzer::ide::fix_all(analysis, &analysis.diagnostics, false).fixes;
+        fixable += safe;
+        unsafe_fixable +=
+            mzk_analyzer::ide::fix_all(analysis, &analysis.diagnostics, true).fixes - safe;
         for (rule, n) in &analysis.opt_in_hidden {
             *opt_in_hidden.entry(*rule).or_default() += n;
         }
@@ -277,6 +295,9 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
             located.push(Located::new(analysis, diagnostic, &cwd));
         }
     }
+    // Across bundles too: one bundle's errors are not buried under the
+    // warnings of the bundles before it.
+    located.sort_by_key(|l| l.diagnostic.severity);
     let errors = located
         .iter()
         .filter(|l| l.diagnostic.severity == Severity::Error)
@@ -294,6 +315,9 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
             .filter(|l| l.diagnostic.severity == Severity::Info)
             .count(),
         opt_in_hidden,
+        per_bundle,
+        fixable,
+        unsafe_fixable,
     };
     let color = !args.no_color
         && std::env::var_os("NO_COLOR").is_none()

@@ -121,6 +121,22 @@ pub struct Summary {
     pub info: usize,
     /// Findings of opt-in rules that were left off, per rule.
     pub opt_in_hidden: std::collections::BTreeMap<Rule, usize>,
+    /// What each bundle has, in the order they were checked.
+    pub per_bundle: Vec<BundleCount>,
+    /// Findings `--fix` fixes, and those only `--unsafe-fixes` adds.
+    pub fixable: usize,
+    pub unsafe_fixable: usize,
+}
+
+/// One bundle's errors and warnings, for the summary.
+pub struct BundleCount {
+    pub path: String,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 fn summary_line(summary: &Summary) -> String {
@@ -139,8 +155,56 @@ fn summary_line(summary: &Summary) -> String {
         if summary.bundles == 1 { "" } else { "s" },
         summary.files
     );
+    line.push_str(&per_bundle_lines(summary));
+    line.push_str(&fixable_line(summary));
     line.push_str(&opt_in_note(summary));
     line
+}
+
+/// With several bundles, which of them have findings, those with errors
+/// first; empty otherwise.
+fn per_bundle_lines(summary: &Summary) -> String {
+    let mut with_findings: Vec<&BundleCount> = summary
+        .per_bundle
+        .iter()
+        .filter(|b| b.errors + b.warnings > 0)
+        .collect();
+    if summary.per_bundle.len() < 2 || with_findings.is_empty() {
+        return String::new();
+    }
+    with_findings.sort_by_key(|b| std::cmp::Reverse(b.errors));
+    let width = with_findings
+        .iter()
+        .map(|b| b.path.len())
+        .max()
+        .unwrap_or(0);
+    with_findings
+        .iter()
+        .map(|b| {
+            let counts = match (b.errors, b.warnings) {
+                (0, w) => plural(w, "warning"),
+                (e, 0) => plural(e, "error"),
+                (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
+            };
+            format!("  {:width$}  {counts}\n", b.path)
+        })
+        .collect()
+}
+
+/// How many findings `--fix` would fix, as ruff says it; empty when none.
+fn fixable_line(summary: &Summary) -> String {
+    match (summary.fixable, summary.unsafe_fixable) {
+        (0, 0) => String::new(),
+        (0, u) => format!(
+            "{} fixable with `mzk check --fix --unsafe-fixes` (review them: they delete or choose behaviour)\n",
+            plural(u, "finding")
+        ),
+        (f, 0) => format!("{} fixable with `mzk check --fix`\n", plural(f, "finding")),
+        (f, u) => format!(
+            "{} fixable with `mzk check --fix` ({u} more with `--unsafe-fixes`)\n",
+            plural(f, "finding")
+        ),
+    }
 }
 
 /// One line saying how many findings of opt-in rules exist while they are
@@ -411,6 +475,8 @@ pub fn json(located: &[Located], summary: &Summary) -> String {
             "errors": summary.errors,
             "warnings": summary.warnings,
             "info": summary.info,
+            "fixable": summary.fixable,
+            "unsafe_fixable": summary.unsafe_fixable,
             "opt_in_hidden": summary
                 .opt_in_hidden
                 .iter()

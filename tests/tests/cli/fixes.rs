@@ -36,6 +36,13 @@ fn fix_writes_the_sure_fixes_and_reports_what_remains() {
         .filter_map(|d| Some((d["code"].as_str().unwrap(), d["fixes"].get(0)?)))
         .collect();
     assert_eq!(fixes.len(), 2, "{fixes:?}");
+    // The summary says how many `--fix` fixes, in every format.
+    assert_eq!(json["summary"]["fixable"], 2, "{json}");
+    let concise = stdout(&mzk(&["check", "--output-format", "concise", "."], &dir));
+    assert!(
+        concise.contains("\n2 findings fixable with `mzk check --fix`\n"),
+        "{concise}"
+    );
     assert_eq!(fixes[0].0, "MZ201");
     assert_eq!(
         fixes[0].1["title"],
@@ -55,6 +62,10 @@ fn fix_writes_the_sure_fixes_and_reports_what_remains() {
     let remaining = stdout(&out);
     assert!(remaining.contains("error[MZ201] `Zebra`"), "{remaining}");
     assert!(!remaining.contains("ClasifierAgent"), "{remaining}");
+    assert!(
+        !remaining.contains("fixable with"),
+        "nothing left to fix: {remaining}"
+    );
     assert_eq!(
         std::fs::read_to_string(&graph).unwrap(),
         original.replacen("target_agent: ReplyAgent", "target_agent: Zebra", 1)

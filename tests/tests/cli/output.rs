@@ -27,9 +27,17 @@ fn errors_give_exit_status_one_and_every_format_reports_them() {
     let warnings = text.lines().filter(|l| l.contains(": warning[")).count();
     assert!(errors > 10 && warnings > 0, "{text}");
     assert!(
-        text.ends_with(&format!(
-            "{errors} errors, {warnings} warnings in 1 bundle (2 files)\n"
+        text.contains(&format!(
+            "\n{errors} errors, {warnings} warnings in 1 bundle (2 files)\n"
         )),
+        "{text}"
+    );
+    // One bundle: no per-bundle lines; what `--fix` would do comes last.
+    assert!(
+        text.trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("fixable with `mzk check --fix`")),
         "{text}"
     );
 
@@ -47,6 +55,54 @@ fn errors_give_exit_status_one_and_every_format_reports_them() {
         github.contains("::error file=Tooling/tools.yaml,line=40,col=5,endLine=40,endColumn=17,title=MZ101 unknown-key::unknown key `autotoolcall`"),
         "{github}"
     );
+}
+
+#[test]
+fn several_bundles_report_errors_first_and_count_each_bundle() {
+    let root = repo().join("tests/fixtures/references");
+    let out = mzk(&["check", "--output-format", "concise"], &root);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let findings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(": error[") || l.contains(": warning["))
+        .collect();
+    let last_error = findings.iter().rposition(|l| l.contains(": error["));
+    let first_warning = findings.iter().position(|l| l.contains(": warning["));
+    assert!(
+        matches!((last_error, first_warning), (Some(e), Some(w)) if e < w),
+        "errors of every bundle before any warning:\n{text}"
+    );
+    // Each bundle's line in the summary says what its findings are.
+    let bundles: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .filter_map(|l| l.split('/').next())
+        .collect();
+    assert!(bundles.len() >= 2, "{text}");
+    for bundle in bundles {
+        let count = |kind: &str| {
+            findings
+                .iter()
+                .filter(|l| l.starts_with(&format!("{bundle}/")) && l.contains(kind))
+                .count()
+        };
+        let (errors, warnings) = (count(": error["), count(": warning["));
+        let expected = match (errors, warnings) {
+            (e, 0) => format!("{e} error{}", if e == 1 { "" } else { "s" }),
+            (0, w) => format!("{w} warning{}", if w == 1 { "" } else { "s" }),
+            (e, w) => format!(
+                "{e} error{}, {w} warning{}",
+                if e == 1 { "" } else { "s" },
+                if w == 1 { "" } else { "s" }
+            ),
+        };
+        assert!(
+            text.lines().any(|l| l.starts_with("  ")
+                && l.trim_start().starts_with(bundle)
+                && l.trim_end().ends_with(&expected)),
+            "no summary line `{bundle} … {expected}`:\n{text}"
+        );
+    }
 }
 
 #[test]
