@@ -3,7 +3,10 @@
 
 1. Installs mozaiks==0.2.0 from PyPI into a cached virtualenv and unpacks the
    15 real bundles its wheel ships (factory_app/workflows, with _shared/).
-2. Checks that mzk reports no error on the real bundles and the examples.
+2. Checks that mzk reports no error on the real bundles and the examples,
+   and (real_fixes.py) that every fix it offers on the real bundles, applied
+   alone or all together, leaves them loadable by the reference and free of
+   mzk errors.
 3. Generates mutants (mutate.py): the mistake catalogue applied to the
    SupportDesk example, and seeded random single edits of every base bundle.
 4. Asks the reference and mzk about each mutant and compares:
@@ -42,6 +45,7 @@ import zipfile
 from pathlib import Path
 
 import python_syntax
+import real_fixes
 import syntax
 
 HERE = Path(__file__).resolve().parent
@@ -358,9 +362,12 @@ def main():
     failures = 0
 
     # 1. The real bundles and the examples: valid for the reference, no error from mzk.
+    found_on_real = {}
     for root, folders in ((corpus, bases), (REPO / "bundles", examples)):
         verdicts = reference_verdicts(python, root, [f.name for f in folders])
         found = mzk_diagnostics(mzk, root)
+        if root == corpus:
+            found_on_real = found
         for folder in folders:
             errors = [d for d in found.get(folder.name, []) if is_error(d)]
             valid = verdicts[folder.name]["valid"]
@@ -370,6 +377,12 @@ def main():
             log(f"{status:4} {folder.name}: reference {'valid' if valid else 'INVALID'}, mzk {len(errors)} error(s)")
             for d in errors:
                 log(f"       {d['path']}:{d['range']['start']['line']}: [{d['code']}] {d['message']}")
+
+    # 1b. Every fix offered on the real bundles keeps them loadable and
+    #     free of mzk errors, alone and all together.
+    log("")
+    failures += real_fixes.check(mzk, python, corpus, found_on_real, reference_verdicts,
+                                 mzk_diagnostics, log)
 
     # 2. Mutants.
     work = args.keep or Path(tempfile.mkdtemp(prefix="mzk-conformance-"))
