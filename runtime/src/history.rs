@@ -74,6 +74,28 @@ pub fn now() -> String {
     )
 }
 
+/// Seconds since the Unix epoch of a time `now` wrote
+/// (`2026-12-07T19:07:12.345Z`); `None` for any other text.
+pub fn parse_time(text: &str) -> Option<f64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !text.ends_with('Z') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute) = (num(11..13)?, num(14..16)?);
+    let seconds: f64 = text.get(17..text.len() - 1)?.parse().ok()?;
+    // Days since 1970-01-01 from a civil date (the inverse of `now`'s).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + hour * 3600 + minute * 60) as f64 + seconds)
+}
+
 /// A new run id: sortable by start time, unique per process.
 pub fn new_run_id() -> String {
     let t = now();
@@ -274,6 +296,39 @@ impl History {
         Ok(self.summaries("WHERE id = ?1", params![run_id])?.pop())
     }
 
+    /// The run an id or the start of one names (`20261207-1907` for
+    /// `20261207-190712-3f2a`): the id itself first, else the one run it
+    /// begins; several are an error that lists them.
+    pub fn find(&self, id_or_prefix: &str) -> Result<Option<RunSummary>, Error> {
+        if let Some(run) = self.summary(id_or_prefix)? {
+            return Ok(Some(run));
+        }
+        let escaped: String = id_or_prefix
+            .chars()
+            .flat_map(|c| match c {
+                '%' | '_' | '\\' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect();
+        let mut found = self.summaries(
+            "WHERE id LIKE ?1 ESCAPE '\\' ORDER BY started_at DESC, id DESC",
+            params![format!("{escaped}%")],
+        )?;
+        match found.len() {
+            0 | 1 => Ok(found.pop()),
+            _ => Err(Error::RunState(format!(
+                "`{id_or_prefix}` begins {} runs ({}); give more of the id",
+                found.len(),
+                found
+                    .iter()
+                    .take(5)
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
     /// Runs with their event counts, as `list` and `summary` select them.
     fn summaries(&self, tail: &str, args: impl rusqlite::Params) -> Result<Vec<RunSummary>, Error> {
         let mut stmt = self
@@ -378,6 +433,52 @@ fn process_alive(pid: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_back_as_now_writes_them() {
+        let written = now();
+        let read = parse_time(&written).unwrap();
+        let clock = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(
+            (clock - read).abs() < 2.0,
+            "{written} read as {read}, clock {clock}"
+        );
+        assert_eq!(parse_time("1970-01-01T00:00:00.000Z"), Some(0.0));
+        assert_eq!(parse_time("2000-03-01T00:00:01.500Z"), Some(951_868_801.5));
+        assert_eq!(parse_time("yesterday"), None);
+    }
+
+    #[test]
+    fn a_run_is_found_by_the_start_of_its_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::open(&dir.path().join("runs.db")).unwrap();
+        for id in [
+            "20261207-190712-aaaa",
+            "20261207-190712-aabb",
+            "20261207-200000-cccc",
+        ] {
+            history
+                .create_run(id, "Hello", "bundles/Hello", "scenario")
+                .unwrap();
+        }
+        let found = |p: &str| history.find(p).map(|r| r.map(|r| r.id));
+        assert_eq!(
+            found("20261207-2").unwrap().as_deref(),
+            Some("20261207-200000-cccc")
+        );
+        assert_eq!(
+            found("20261207-190712-aabb").unwrap().as_deref(),
+            Some("20261207-190712-aabb")
+        );
+        assert_eq!(found("2025").unwrap(), None);
+        // `_` and `%` are not wildcards.
+        assert_eq!(found("20261207_").unwrap(), None);
+        let ambiguous = found("20261207-1907").unwrap_err().to_string();
+        assert!(ambiguous.contains("begins 2 runs"), "{ambiguous}");
+    }
 
     fn turn(agent: &str, turn: u32) -> Event {
         Event::TurnStarted {

@@ -365,10 +365,58 @@ fn a_failed_run_keeps_every_event_and_exits_1() {
     .unwrap();
     let out = mzk(&["run", "Outputs", "--scenario", "no_expect.yaml"], &root);
     assert_eq!(out.status.code(), Some(1));
+    let saved = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        saved.contains("mzk: saved as run ") && saved.contains("`mzk runs show "),
+        "a run says where it is kept: {saved}"
+    );
     let list = mzk(&["runs", "list", "Outputs"], &root);
     let text = String::from_utf8_lossy(&list.stdout);
-    assert_eq!(text.lines().count(), 2, "{text}");
-    assert!(text.lines().all(|l| l.contains("failed")), "{text}");
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    for column in [
+        "ID", "STATUS", "REASON", "TURNS", "WORKFLOW", "MODEL", "STARTED", "DURATION",
+    ] {
+        assert!(header.contains(column), "{text}");
+    }
+    let rows: Vec<&str> = lines.filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(
+        rows.iter()
+            .all(|l| l.contains("failed") && l.contains(" s ago")),
+        "{text}"
+    );
+
+    // From the folder above the bundle, its one history is found.
+    let above = mzk(&["runs", "list", "."], &root);
+    assert_eq!(String::from_utf8_lossy(&above.stdout), text);
+    // A run is shown by the start of its id when that names one run: the
+    // shortest start that tells the two runs apart.
+    let other = rows
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .find(|other| *other != id)
+        .expect("the second run")
+        .to_string();
+    let differs = id
+        .chars()
+        .zip(other.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let prefix = &id[..=differs];
+    let shown = mzk(&["runs", "show", prefix, "Outputs"], &root);
+    let shown_text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown_text.starts_with(&format!("run {id} ")),
+        "{shown_text}"
+    );
+    let ambiguous = mzk(&["runs", "show", "2", "Outputs"], &root);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&ambiguous.stderr).contains("begins 2 runs"),
+        "{}",
+        String::from_utf8_lossy(&ambiguous.stderr)
+    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
 use mzk_runtime::{Engine, Error, Event, RunOptions};
 
-use crate::cli::out::outln;
+use crate::cli::out::{out, outln};
 use mzk_runtime::RunStatus;
 
 #[derive(clap::Args, Debug)]
@@ -145,6 +145,131 @@ pub fn database_path(path: &Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
+}
+
+/// The run history `mzk runs` reads: the database named, the bundle
+/// folder's, or — from a folder above the bundles — the one history under
+/// it; several are a question for the user, answered with the bundle.
+fn history_for_runs(path: &Path) -> Result<PathBuf, String> {
+    let direct = database_path(path);
+    if direct.is_file() || !path.is_dir() {
+        return match direct.is_file() {
+            true => Ok(direct),
+            false => Err(format!("no run history at {}", direct.display())),
+        };
+    }
+    let mut found = Vec::new();
+    let mut folders = vec![(path.to_path_buf(), 0)];
+    while let Some((folder, depth)) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let child = entry.path();
+            let name = entry.file_name();
+            let skipped = mzk_analyzer::workspace::is_skipped_folder(&name.to_string_lossy());
+            if depth >= 3 || skipped || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let db = history::default_path(&child);
+            if db.is_file() {
+                found.push(db);
+            }
+            folders.push((child, depth + 1));
+        }
+    }
+    found.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(format!(
+            "no run history at {} or in the folders below it (`mzk run BUNDLE` starts one)",
+            direct.display()
+        )),
+        _ => Err(format!(
+            "several run histories under {}: {}; name the bundle (`mzk runs list BUNDLE`)",
+            path.display(),
+            found
+                .iter()
+                .map(|p| p.strip_prefix(path).unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// `5 s ago`, `3 min ago`, `2 h ago`, `4 days ago`.
+fn ago(seconds: f64) -> String {
+    let s = seconds.max(0.0) as u64;
+    match s {
+        0..=59 => format!("{s} s ago"),
+        60..=3599 => format!("{} min ago", s / 60),
+        3600..=86_399 => format!("{} h ago", s / 3600),
+        _ => format!("{} days ago", s / 86_400),
+    }
+}
+
+/// `850 ms`, `12.3 s`, `4 min 5 s`.
+fn duration(seconds: f64) -> String {
+    match seconds {
+        s if s < 1.0 => format!("{} ms", (s * 1000.0).round() as u64),
+        s if s < 60.0 => format!("{s:.1} s"),
+        s => format!("{} min {} s", s as u64 / 60, s as u64 % 60),
+    }
+}
+
+/// `mzk runs list` as a table, newest first.
+fn runs_table(runs: &[history::RunSummary]) -> String {
+    let now = history::parse_time(&history::now()).unwrap_or(0.0);
+    let rows: Vec<[String; 8]> = runs
+        .iter()
+        .map(|r| {
+            let started = history::parse_time(&r.started_at);
+            let updated = history::parse_time(&r.updated_at);
+            [
+                r.id.clone(),
+                r.status.clone(),
+                r.reason.clone(),
+                r.turns.to_string(),
+                r.workflow.clone(),
+                r.backend.clone(),
+                started.map_or_else(|| r.started_at.clone(), |t| ago(now - t)),
+                match (started, updated) {
+                    (Some(a), Some(b)) => duration(b - a),
+                    _ => String::new(),
+                },
+            ]
+        })
+        .collect();
+    let header = [
+        "ID", "STATUS", "REASON", "TURNS", "WORKFLOW", "MODEL", "STARTED", "DURATION",
+    ];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        text.trim_end().to_string()
+    };
+    let mut out = line(&header) + "\n";
+    for (row, r) in rows.iter().zip(runs) {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        out.push_str(&line(&cells));
+        out.push('\n');
+        if let Some(error) = &r.error {
+            out.push_str(&format!("  {error}\n"));
+        }
+    }
+    out
 }
 
 /// Refuses a bundle with errors, printing them.
@@ -374,6 +499,11 @@ pub fn run(args: RunArgs) -> ExitCode {
             "mzk: run {run_id} is waiting for the user; continue it with: mzk run {} --resume {run_id} --reply \"…\"",
             args.bundle.display()
         );
+    } else if !args.json {
+        eprintln!(
+            "mzk: saved as run {run_id} — `mzk runs show {run_id} {}` replays it",
+            args.bundle.display()
+        );
     }
     if let Some(expect) = expectation {
         match expect.first_divergence(&final_state.observed()) {
@@ -399,11 +529,13 @@ pub fn runs(args: RunsArgs) -> ExitCode {
             (path, *json)
         }
     };
-    let db_path = database_path(path);
-    if !db_path.is_file() {
-        eprintln!("mzk: no run history at {}", db_path.display());
-        return ExitCode::from(2);
-    }
+    let db_path = match history_for_runs(path) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("mzk: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let history = match History::open(&db_path) {
         Ok(h) => h,
         Err(e) => {
@@ -418,27 +550,18 @@ pub fn runs(args: RunsArgs) -> ExitCode {
                     "{}",
                     serde_json::to_string_pretty(&runs).unwrap_or_default()
                 );
+            } else if runs.is_empty() {
+                outln!("no runs in {}", db_path.display());
             } else {
-                for r in runs {
-                    outln!(
-                        "{}  {:<11} {:<22} {:>3} turns  {}  {}{}",
-                        r.id,
-                        r.status,
-                        r.reason,
-                        r.turns,
-                        r.workflow,
-                        r.started_at,
-                        r.error.map(|e| format!("  {e}")).unwrap_or_default()
-                    );
-                }
+                out!("{}", runs_table(&runs));
             }
         }),
-        RunsCommand::Show { id, .. } => match history.summary(id) {
+        RunsCommand::Show { id, .. } => match history.find(id) {
             Ok(None) => Err(Error::UnknownRun {
                 run_id: id.clone(),
                 history: db_path.clone(),
             }),
-            Ok(Some(summary)) => history.events(id).map(|events| {
+            Ok(Some(summary)) => history.events(&summary.id).map(|events| {
                 if json {
                     let out = serde_json::json!({"run": summary, "events": events});
                     outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
