@@ -223,8 +223,10 @@ fn dead_rules(bundle: &Bundle) -> HashSet<usize> {
         .collect()
 }
 
-/// A short description of a rule's condition, for edge labels.
-pub fn edge_label(rule: &TransitionRule) -> String {
+/// A short description of a rule's condition, for edge labels, run hops
+/// and coverage: values as the YAML spells them (`true`, not Python's
+/// `True`).
+pub fn edge_label(bundle: &Bundle, rule: &TransitionRule) -> String {
     use crate::model::{ConditionType, TransitionType};
     match (rule.transition_type, rule.condition_type) {
         (TransitionType::AfterTurn, _) => "after turn".to_string(),
@@ -233,7 +235,7 @@ pub fn edge_label(rule: &TransitionRule) -> String {
             rule.condition_key.as_ref().map_or("?", |k| k.text.as_str()),
             rule.condition_value
                 .as_ref()
-                .map_or("null".to_string(), |v| v.python_str())
+                .map_or("null".to_string(), |v| as_written(bundle, v))
         ),
         (_, Some(ConditionType::ContextExpression)) => rule
             .context_expression
@@ -244,6 +246,23 @@ pub fn edge_label(rule: &TransitionRule) -> String {
             rule.tool_name.as_ref().map_or("?", |t| t.text.as_str())
         ),
         (_, None) => "condition".to_string(),
+    }
+}
+
+/// A value of transition_graph.yaml as written there (one line at most);
+/// Python's spelling when the text is not at hand.
+fn as_written(bundle: &Bundle, value: &crate::syntax::Node) -> String {
+    let written = bundle
+        .file_of_kind(crate::base::FileKind::TransitionGraph)
+        .and_then(|f| {
+            f.text
+                .get(value.range.start as usize..value.range.end as usize)
+        })
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && !t.contains('\n'));
+    match written {
+        Some(text) => text.to_string(),
+        None => value.python_str(),
     }
 }
 
@@ -265,7 +284,7 @@ pub fn mermaid(bundle: &Bundle, graph: &TransitionGraph) -> String {
         let _ = writeln!(out, "    {shape}");
     }
     for e in graph.graph.edge_references() {
-        let label = edge_label(&bundle.rules[*e.weight()]).replace('"', "#quot;");
+        let label = edge_label(bundle, &bundle.rules[*e.weight()]).replace('"', "#quot;");
         let _ = writeln!(
             out,
             "    n{} -->|\"{label}\"| n{}",

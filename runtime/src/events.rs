@@ -103,6 +103,10 @@ pub enum Event {
         rule: Option<usize>,
         /// `after_turn`, `condition`, or `start`.
         kind: String,
+        /// What the rule tests, as the graph labels it (`verdict == approved`,
+        /// `after turn`); absent for the opening hand-over.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        condition: Option<String>,
     },
     Paused {
         agent: String,
@@ -285,8 +289,12 @@ impl Event {
                 to,
                 rule,
                 kind,
+                condition,
             } => match rule {
-                Some(i) => format!("  → {to} (rule {i}: {from}, {kind})"),
+                Some(i) => format!(
+                    "  → {to} (rule {i}: {from}, {})",
+                    condition.as_deref().unwrap_or(kind)
+                ),
                 None => format!("  → {to} ({kind})"),
             },
             Event::Paused { agent, .. } => format!("paused: {agent} handed over to the user"),

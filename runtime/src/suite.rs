@@ -108,12 +108,12 @@ pub struct RuleCoverage {
 }
 
 /// How a rule is named in coverage reports.
-pub fn rule_label(rule: &TransitionRule) -> String {
+pub fn rule_label(bundle: &Bundle, rule: &TransitionRule) -> String {
     format!(
         "{} → {} ({})",
         rule.source.text,
         rule.target.text,
-        mzk_analyzer::graph::edge_label(rule)
+        mzk_analyzer::graph::edge_label(bundle, rule)
     )
 }
 
@@ -126,7 +126,7 @@ impl Coverage {
             .iter()
             .map(|r| RuleCoverage {
                 index: r.index,
-                rule: rule_label(r),
+                rule: rule_label(bundle, r),
                 hits: fired.iter().filter(|i| **i == r.index).count(),
             })
             .collect();
@@ -169,8 +169,8 @@ impl Coverage {
     }
 
     /// The saved entry of `rule`, when it still describes that rule.
-    pub fn entry_for(&self, rule: &TransitionRule) -> Option<&RuleCoverage> {
-        let label = rule_label(rule);
+    pub fn entry_for(&self, bundle: &Bundle, rule: &TransitionRule) -> Option<&RuleCoverage> {
+        let label = rule_label(bundle, rule);
         self.rules
             .iter()
             .find(|c| c.index == rule.index && c.rule == label)

@@ -466,6 +466,19 @@ fn the_synthetic_model_runs_every_example_offline() {
             text.contains(&format!("({replies} synthetic model replies)")),
             "{text}"
         );
+        // Every hop names what its rule tested, as the YAML spells it.
+        let hops: Vec<&str> = text.lines().filter(|l| l.contains("(rule ")).collect();
+        assert!(!hops.is_empty(), "{text}");
+        assert!(
+            hops.iter().all(|h| !h.trim_end().ends_with(", condition)")),
+            "{text}"
+        );
+        if name == "SupportDesk" {
+            assert!(
+                text.contains("→ ClassifierAgent (rule 0: IntakeAgent, ticket_captured == true)"),
+                "{text}"
+            );
+        }
     }
 }
 

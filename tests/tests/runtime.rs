@@ -120,7 +120,7 @@ fn a_minimal_run_emits_the_documented_sequence() {
     assert_eq!(seed, "Start.");
     assert!(matches!(
         &run.events[9],
-        Event::Transition { from, to, rule: Some(1), kind } if from == "B" && to == "terminate" && kind == "after_turn"
+        Event::Transition { from, to, rule: Some(1), kind, condition } if from == "B" && to == "terminate" && kind == "after_turn" && condition.as_deref() == Some("after turn")
     ));
 }
 

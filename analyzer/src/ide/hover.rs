@@ -116,13 +116,25 @@ fn symbol_hover(analysis: &Analysis, file: FileId, offset: u32) -> Option<(TextR
                 .rules
                 .iter()
                 .filter(|r| &r.source.text == name)
-                .map(|r| format!("- → `{}` ({})", r.target.text, crate::graph::edge_label(r)))
+                .map(|r| {
+                    format!(
+                        "- → `{}` ({})",
+                        r.target.text,
+                        crate::graph::edge_label(bundle, r)
+                    )
+                })
                 .collect();
             let incoming: Vec<String> = bundle
                 .rules
                 .iter()
                 .filter(|r| &r.target.text == name)
-                .map(|r| format!("- ← `{}` ({})", r.source.text, crate::graph::edge_label(r)))
+                .map(|r| {
+                    format!(
+                        "- ← `{}` ({})",
+                        r.source.text,
+                        crate::graph::edge_label(bundle, r)
+                    )
+                })
                 .collect();
             if let Some(model) = bundle.registry_model(name) {
                 text.push_str(&format!("Structured output: `{}`\n\n", model.text));

@@ -63,6 +63,7 @@ impl<'a> Engine<'a> {
             to: initial.clone(),
             rule: None,
             kind: "start".into(),
+            condition: None,
         });
         self.drive(initial, seed).await;
         &self.state

@@ -107,14 +107,15 @@ impl<'a> Engine<'a> {
         }
         // Plain values, not closures: the future stays Send (no
         // higher-ranked closures held across awaits).
-        let kind = rule
-            .and_then(|i| self.bundle.rules.iter().find(|r| r.index == i))
+        let fired = rule.and_then(|i| self.bundle.rules.iter().find(|r| r.index == i));
+        let kind = fired
             .map(|r| match r.transition_type {
                 TransitionType::AfterTurn => "after_turn",
                 TransitionType::Condition => "condition",
             })
             .unwrap_or("none")
             .to_string();
+        let condition = fired.map(|r| mzk_analyzer::graph::edge_label(self.bundle, r));
         match next {
             Next::NoMatch => {
                 self.fail("no_transition_matched", "no_transition_matched", None)
@@ -127,6 +128,7 @@ impl<'a> Engine<'a> {
                     to: "terminate".into(),
                     rule,
                     kind: kind.clone(),
+                    condition: condition.clone(),
                 });
                 if reason == "workflow_failed" {
                     let failure_message = self
@@ -155,6 +157,7 @@ impl<'a> Engine<'a> {
                     to: "user".into(),
                     rule,
                     kind: kind.clone(),
+                    condition: condition.clone(),
                 });
                 self.pause(from).await;
                 None
@@ -165,6 +168,7 @@ impl<'a> Engine<'a> {
                     to: next.clone(),
                     rule,
                     kind: kind.clone(),
+                    condition: condition.clone(),
                 });
                 Some(next)
             }

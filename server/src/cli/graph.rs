@@ -69,7 +69,7 @@ pub fn run(args: GraphArgs) -> ExitCode {
                 );
             }
             for e in graph.graph.edge_references() {
-                let label = edge_label(&bundle.rules[*e.weight()]);
+                let label = edge_label(bundle, &bundle.rules[*e.weight()]);
                 let _ = writeln!(
                     out,
                     "    n{} -> n{} [label={label:?}];",
@@ -109,7 +109,7 @@ pub fn run(args: GraphArgs) -> ExitCode {
                         "from": e.source().index(),
                         "to": e.target().index(),
                         "rule_index": rule.index,
-                        "label": edge_label(rule),
+                        "label": edge_label(bundle, rule),
                         "path": bundle.file(rule.file).map(|f| f.relative.clone()),
                         "range": {"start": position(rule.file, rule.range.start), "end": position(rule.file, rule.range.end)},
                     })

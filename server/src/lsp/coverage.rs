@@ -32,7 +32,7 @@ pub fn hints(
         .iter()
         .filter(|rule| rule.file == file)
         .filter_map(|rule| {
-            let entry = coverage.entry_for(rule)?;
+            let entry = coverage.entry_for(&analysis.bundle, rule)?;
             // The end of the rule's first line.
             let start = rule.range.start as usize;
             let end = text[start.min(text.len())..]

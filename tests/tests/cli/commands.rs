@@ -56,7 +56,7 @@ fn graph_in_every_format() {
     let first = edges.iter().find(|e| e["rule_index"] == 0).unwrap();
     assert_eq!(label(&first["from"]), "IntakeAgent");
     assert_eq!(label(&first["to"]), "ClassifierAgent");
-    assert_eq!(first["label"], "ticket_captured == True");
+    assert_eq!(first["label"], "ticket_captured == true");
     assert_eq!(first["path"], "transition_graph.yaml");
     assert_eq!(first["range"]["start"]["line"], 3);
     assert_eq!(json["findings"].as_array().unwrap().len(), 0);
