@@ -420,6 +420,30 @@ fn a_failed_run_keeps_every_event_and_exits_1() {
 }
 
 #[test]
+fn an_unknown_start_agent_is_refused_before_anything_runs() {
+    let root = fixture_copy("Chain", "unknown-agent");
+    let out = mzk(&["run", "Chain", "--agent", "b"], &root);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--agent b: ") && stderr.contains("(did you mean `B`?)"),
+        "{stderr}"
+    );
+    assert!(
+        !root.join("Chain/.mzk/runs.db").exists(),
+        "no history for a run that never started"
+    );
+    // The reserved `user` is a start too.
+    let out = mzk(&["run", "Chain", "--agent", "user"], &root);
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn a_bundle_with_errors_is_not_run() {
     let root = fixture_copy("Chain", "errors");
     let bundle = root.join("Chain");

@@ -317,6 +317,21 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let bundle = &analysis.bundle;
+    // Checked before anything runs: no hook, no history for a typo.
+    if let Some(agent) = &args.agent {
+        if !agent.eq_ignore_ascii_case("user") && bundle.agent(agent).is_none() {
+            let names: Vec<&str> = bundle.agents.iter().map(|a| a.name.text.as_str()).collect();
+            let hint = mzk_analyzer::diagnostics::did_you_mean(agent, names.iter().copied())
+                .map(|n| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            eprintln!(
+                "mzk: --agent {agent}: {} has no such agent{hint}; its agents are {} (or `user`, whose rules pick the first agent)",
+                args.bundle.display(),
+                names.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+    }
     let scenario = match load_scenario(&args, &bundle.dir) {
         Ok(s) => s,
         Err(e) => {
