@@ -444,6 +444,31 @@ fn an_unknown_start_agent_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn a_tool_that_cannot_import_its_packages_ends_the_run_with_the_way_out() {
+    let root = fixture_copy("AutoTools", "missing-module");
+    let tool = root.join("AutoTools/tools/decide.py");
+    let code = std::fs::read_to_string(&tool).unwrap();
+    std::fs::write(&tool, format!("import mzk_absent_package.sub\n{code}")).unwrap();
+    let out = mzk(
+        &[
+            "run",
+            "AutoTools",
+            "--scenario",
+            "AutoTools/scenarios/ready.yaml",
+            "--python",
+            "python3",
+        ],
+        &root,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mzk: the tools could not import `mzk_absent_package` with python3")
+            && stderr.contains("--python PATH or set MZK_PYTHON"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_bundle_with_errors_is_not_run() {
     let root = fixture_copy("Chain", "errors");
     let bundle = root.join("Chain");

@@ -126,9 +126,36 @@ enum RunsCommand {
     },
 }
 
+/// The packages tool calls could not import, gathered from their errors
+/// (`ModuleNotFoundError: No module named 'httpx'`, `ImportError: cannot
+/// import name 'X' from 'pkg'`), for the run's closing advice.
+type MissingModules = Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>;
+
+fn missing_module(error: &str) -> Option<String> {
+    let quoted_after = |marker: &str| {
+        let rest = &error[error.find(marker)? + marker.len()..];
+        let name = &rest[..rest.find('\'')?];
+        name.split('.').next().map(str::to_string)
+    };
+    quoted_after("No module named '").or_else(|| {
+        error
+            .contains("ImportError")
+            .then(|| quoted_after("from '"))
+            .flatten()
+    })
+}
+
 /// Prints an event as it comes: its JSON line, or its human line.
-fn print_event(json: bool) -> impl FnMut(&Event) + Send {
+fn print_event(json: bool, missing: MissingModules) -> impl FnMut(&Event) + Send {
     move |event| {
+        if let Event::ToolResult {
+            error: Some(error), ..
+        } = event
+        {
+            if let (Some(module), Ok(mut set)) = (missing_module(error), missing.lock()) {
+                set.insert(module);
+            }
+        }
         if json {
             let line = serde_json::to_string(event).unwrap_or_default();
             crate::cli::out::write_now(format_args!("{line}\n"));
@@ -460,7 +487,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         eprintln!("mzk: {e}");
         return ExitCode::from(2);
     }
-    let mut sink = RecordingSink::new(history, &run_id, print_event(args.json));
+    let missing = MissingModules::default();
+    let python = options.python.clone();
+    let mut sink = RecordingSink::new(history, &run_id, print_event(args.json, missing.clone()));
     let runtime = match super::current_thread_runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -508,6 +537,21 @@ pub fn run(args: RunArgs) -> ExitCode {
     });
     if let Some(e) = sink.storage_error() {
         eprintln!("mzk: warning: {e}");
+    }
+    let missing: Vec<String> = missing
+        .lock()
+        .map(|set| set.iter().cloned().collect())
+        .unwrap_or_default();
+    if !missing.is_empty() {
+        eprintln!(
+            "mzk: the tools could not import {} with {}: they run in the Python you give them — pass --python PATH or set MZK_PYTHON to an environment that has the bundle's dependencies (for mozaiks' own modules, `pip install mozaiks==0.2.0`)",
+            missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            python.display()
+        );
     }
     if final_state.status == RunStatus::Paused {
         eprintln!(
@@ -608,5 +652,26 @@ pub fn runs(args: RunsArgs) -> ExitCode {
             eprintln!("mzk: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_module;
+
+    #[test]
+    fn the_package_a_tool_could_not_import_is_read_from_its_error() {
+        let read = |e: &str| missing_module(e);
+        assert_eq!(
+            read("ModuleNotFoundError: No module named 'mozaiksai.core.workflow'").as_deref(),
+            Some("mozaiksai")
+        );
+        assert_eq!(
+            read("ImportError: cannot import name 'BaseModel' from 'pydantic' (unknown location)")
+                .as_deref(),
+            Some("pydantic")
+        );
+        assert_eq!(read("ValueError: bad input from 'here'"), None);
+        assert_eq!(read("No module named 'unterminated"), None);
     }
 }
