@@ -4,6 +4,7 @@ mod check;
 pub mod context;
 mod fix;
 mod graph;
+mod markdown;
 mod out;
 mod report;
 pub mod run;
@@ -43,6 +44,13 @@ enum Command {
     Explain {
         /// The rule's code or name.
         rule: String,
+        /// `text` (the page for a terminal) or `markdown` (as written); by
+        /// default text on a terminal, Markdown when piped.
+        #[arg(long, value_enum)]
+        format: Option<RulesFormat>,
+        /// Never colour the page (colour is used only on a terminal with NO_COLOR unset).
+        #[arg(long)]
+        no_color: bool,
     },
     /// List every rule with its code, name, default severity, group, whether it runs by default, and summary.
     Rules {
@@ -104,9 +112,25 @@ pub fn main() -> ExitCode {
         Command::Runs(args) => run::runs(args),
         Command::Test(args) => test::run(args),
         Command::Lsp => crate::lsp::main(),
-        Command::Explain { rule } => match Rule::lookup(&rule) {
+        Command::Explain {
+            rule,
+            format,
+            no_color,
+        } => match Rule::lookup(&rule) {
             Some(rule) => {
-                out!("{}", explain(rule));
+                let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+                let page = explain(rule);
+                match format.unwrap_or(if terminal {
+                    RulesFormat::Text
+                } else {
+                    RulesFormat::Markdown
+                }) {
+                    RulesFormat::Markdown => out!("{page}"),
+                    RulesFormat::Text => {
+                        let color = terminal && !no_color && std::env::var_os("NO_COLOR").is_none();
+                        out!("{}", markdown::render(&page, color))
+                    }
+                }
                 ExitCode::SUCCESS
             }
             None => {

@@ -11,6 +11,19 @@ fn explain_and_rules() {
     assert!(stdout(&out).contains(
         "what you wrote).\n\n## Severity and configuration\n\nDefault severity: **error**"
     ));
+    // For a terminal: no Markdown marks, headings underlined, code indented.
+    let text = stdout(&mzk(&["explain", "MZ101", "--format", "text"], &repo()));
+    assert!(text.starts_with("MZ101 unknown-key\n═════"), "{text}");
+    assert!(
+        !text.contains("```") && !text.lines().any(|l| l.starts_with('#')),
+        "{text}"
+    );
+    assert!(text.contains("\nExample\n───────\n"), "{text}");
+    assert!(
+        text.contains("\n        conditon_key: intake_complete\n"),
+        "{text}"
+    );
+    assert!(text.contains("Default severity: error"), "{text}");
     let by_name = stdout(&mzk(&["explain", "duplicate-key"], &repo()));
     assert!(by_name.starts_with("# MZ002 duplicate-key"));
     let rules = stdout(&mzk(&["rules"], &repo()));
