@@ -19,9 +19,13 @@ use crate::cli::out::{out, outln};
 pub struct ContextArgs {
     /// The bundle folder (holding orchestrator.yaml).
     bundle: PathBuf,
-    /// Only this agent.
+    /// Only this agent, with its whole prompt.
     #[arg(long)]
     agent: Option<String>,
+    /// Every agent's whole prompt too (by default the table and each
+    /// agent's breakdown).
+    #[arg(long)]
+    prompts: bool,
     /// `full`: each prompt with its breakdown; `json`: the same as data.
     #[arg(long, value_enum, default_value = "full")]
     output_format: ContextFormat,
@@ -56,7 +60,11 @@ pub fn run(args: ContextArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let report = match report(&analysis, &prompts) {
+    // The token budget of the configuration that governs the bundle (MZ803's).
+    let budget = mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &analysis.bundle.dir)
+        .map(|c| c.prompt_limits.max_prompt_tokens)
+        .unwrap_or(mzk_analyzer::prompt::PromptLimits::default().max_prompt_tokens);
+    let report = match report(&analysis, &prompts, budget) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("mzk: {e}");
@@ -68,13 +76,17 @@ pub fn run(args: ContextArgs) -> ExitCode {
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         ),
-        ContextFormat::Full => out!("{}", full(&report)),
+        ContextFormat::Full => out!("{}", full(&report, args.prompts || args.agent.is_some())),
     }
     ExitCode::SUCCESS
 }
 
 /// The report as data (the `json` format; `full` renders it).
-pub fn report(analysis: &Analysis, prompts: &[AgentPrompt]) -> Result<Value, String> {
+pub fn report(
+    analysis: &Analysis,
+    prompts: &[AgentPrompt],
+    budget: usize,
+) -> Result<Value, String> {
     let bundle = &analysis.bundle;
     let place = |file, range: mzk_analyzer::base::TextRange| {
         bundle.file(file).map_or(json!(null), |f| {
@@ -117,14 +129,74 @@ pub fn report(analysis: &Analysis, prompts: &[AgentPrompt]) -> Result<Value, Str
     Ok(json!({
         "bundle": bundle.folder_name,
         "encoding": tokens::ENCODING,
+        "budget": budget,
         "agents": agents,
         "total": {"chars": total("chars"), "tokens": total("tokens")},
     }))
 }
 
-fn full(report: &Value) -> String {
+/// The agents sorted by size, each with its share of the token budget
+/// (flagged when over), and how many variables it sees and writes and how
+/// many tools it has.
+fn table(report: &Value) -> String {
+    let budget = report["budget"].as_u64().unwrap_or(0).max(1);
+    let count = |v: &Value| v.as_array().map_or(0, Vec::len).to_string();
+    let mut agents: Vec<&Value> = report["agents"].as_array().into_iter().flatten().collect();
+    agents.sort_by_key(|a| std::cmp::Reverse(a["tokens"].as_u64().unwrap_or(0)));
+    let rows: Vec<[String; 6]> = agents
+        .iter()
+        .map(|a| {
+            let tokens = a["tokens"].as_u64().unwrap_or(0);
+            let share = tokens * 100 / budget;
+            [
+                a["agent"].as_str().unwrap_or("").to_string(),
+                tokens.to_string(),
+                if tokens > budget {
+                    format!("{share}%  OVER")
+                } else {
+                    format!("{share}%")
+                },
+                count(&a["visible"]),
+                count(&a["writable"]),
+                count(&a["tools"]),
+            ]
+        })
+        .collect();
+    let header = ["AGENT", "TOKENS", "OF BUDGET", "SEES", "WRITES", "TOOLS"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let mut text = format!("{:<w$}", cells[0], w = widths[0]);
+        for (cell, w) in cells.iter().zip(widths).skip(1) {
+            text.push_str(&format!("  {cell:>w$}"));
+        }
+        text.trim_end().to_string() + "\n"
+    };
+    let mut out = line(header);
+    for row in &rows {
+        out.push_str(&line([
+            &row[0], &row[1], &row[2], &row[3], &row[4], &row[5],
+        ]));
+    }
+    let over = rows.iter().filter(|r| r[2].ends_with("OVER")).count();
+    out.push_str(&format!(
+        "budget: {budget} tokens per static prompt (`[context] max-prompt-tokens`, MZ803){}\n\n",
+        match over {
+            0 => String::new(),
+            1 => "; 1 agent is over it".to_string(),
+            n => format!("; {n} agents are over it"),
+        }
+    ));
+    out
+}
+
+fn full(report: &Value, with_prompts: bool) -> String {
     use std::fmt::Write as _;
-    let mut out = String::new();
+    let mut out = table(report);
     let number = |v: &Value| v.as_u64().unwrap_or(0);
     let list = |v: &Value| -> String {
         let items: Vec<&str> = v
@@ -168,9 +240,11 @@ fn full(report: &Value) -> String {
         let _ = writeln!(out, "   sees: {}", list(&agent["visible"]));
         let _ = writeln!(out, "   writes: {}", list(&agent["writable"]));
         let _ = writeln!(out, "   tools: {}", list(&agent["tools"]));
-        let _ = writeln!(out, "   --- prompt");
-        for line in agent["text"].as_str().unwrap_or("").lines() {
-            let _ = writeln!(out, "   | {line}");
+        if with_prompts {
+            let _ = writeln!(out, "   --- prompt");
+            for line in agent["text"].as_str().unwrap_or("").lines() {
+                let _ = writeln!(out, "   | {line}");
+            }
         }
         out.push('\n');
     }
@@ -183,5 +257,8 @@ fn full(report: &Value) -> String {
         number(&report["total"]["tokens"]),
         report["encoding"].as_str().unwrap_or("")
     );
+    if !with_prompts {
+        out.push_str("(`--prompts` shows every whole prompt, `--agent NAME` one)\n");
+    }
     out
 }

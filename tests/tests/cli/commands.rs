@@ -199,12 +199,14 @@ fn context_shows_each_agents_prompt_and_its_size() {
     );
     let total: u64 = agents.iter().map(|a| a["tokens"].as_u64().unwrap()).sum();
     assert_eq!(report["total"]["tokens"], total);
-    // One agent, in the full format; an unknown one is a usage error.
+    // One agent, in the full format, with its whole prompt; an unknown one
+    // is a usage error.
     let full = stdout(&mzk(
         &["context", "bundles/SupportDesk", "--agent", "IntakeAgent"],
         &repo(),
     ));
-    assert!(full.starts_with("== IntakeAgent (agents.yaml:2)"), "{full}");
+    assert!(full.contains("\n== IntakeAgent (agents.yaml:2)"), "{full}");
+    assert!(full.contains("\n   | [ROLE]\n"), "{full}");
     assert_eq!(
         mzk(
             &["context", "bundles/SupportDesk", "--agent", "Nobody"],
@@ -214,6 +216,58 @@ fn context_shows_each_agents_prompt_and_its_size() {
         .code(),
         Some(2)
     );
+}
+
+#[test]
+fn context_starts_with_the_agents_by_size_against_the_budget() {
+    let dir = bundle_copy("cli", "SupportDesk", "context-table");
+    let json: Value = serde_json::from_str(&stdout(&mzk(
+        &["context", ".", "--output-format", "json"],
+        &dir,
+    )))
+    .unwrap();
+    let mut sizes: Vec<(String, u64)> = json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["agent"].as_str().unwrap().to_string(),
+                a["tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    sizes.sort_by_key(|(_, t)| std::cmp::Reverse(*t));
+    // A budget between the largest prompt and the others: only it is over.
+    let budget = sizes[0].1 - 1;
+    assert!(sizes[1].1 <= budget, "{sizes:?}");
+    std::fs::write(
+        dir.join("mzk.toml"),
+        format!("[context]\nmax-prompt-tokens = {budget}\n"),
+    )
+    .unwrap();
+    let text = stdout(&mzk(&["context", "."], &dir));
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("AGENT"), "{text}");
+    let rows: Vec<&str> = lines.take(sizes.len()).collect();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    let expected: Vec<&str> = sizes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, expected, "largest first:\n{text}");
+    assert!(
+        rows[0].contains("OVER") && rows[1..].iter().all(|r| !r.contains("OVER")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("budget: {budget} tokens per static prompt")),
+        "{text}"
+    );
+    assert!(text.contains("; 1 agent is over it"), "{text}");
+    // Whole prompts only when asked.
+    assert!(!text.contains("\n   | "), "{text}");
+    assert!(stdout(&mzk(&["context", ".", "--prompts"], &dir)).contains("\n   | [ROLE]"));
 }
 
 #[test]
