@@ -540,7 +540,12 @@ fn mzk_test_reports_each_scenario_and_transition_coverage() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("  ok   happy_path.yaml"), "{stdout}");
+    assert!(stdout.contains("  ok   happy_path.yaml ("), "{stdout}");
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.contains(" passed, 0 failed, ") && summary.ends_with(" s"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("coverage bundles/SupportDesk: 9/9 rules (100.0%)"),
         "{stdout}"
@@ -578,6 +583,22 @@ fn mzk_test_reports_each_scenario_and_transition_coverage() {
         ),
         "{stdout}"
     );
+    // The failures again at the end, with their files.
+    let recap = &stdout[stdout.find("\nfailures:\n").expect(&stdout)..];
+    assert!(
+        recap.contains("  SupportDesk/scenarios/happy_path.yaml: turn 2: expected ClassifierAgent, got IntakeAgent"),
+        "{stdout}"
+    );
+
+    // A bundle without scenarios is one line, not a list of unfired rules.
+    copy_dir(&repo().join("bundles/Hello"), &root.join("Hello"));
+    std::fs::remove_dir_all(root.join("Hello/scenarios")).unwrap();
+    let out = mzk(&["test", "Hello"], &root);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("Hello: no scenarios ("), "{stdout}");
+    assert!(!stdout.contains("never fired"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
 
     std::fs::write(&happy, text).unwrap();
     let out = mzk(&["test", "SupportDesk", "--min-coverage", "90"], &root);

@@ -98,11 +98,18 @@ pub fn run(args: TestArgs) -> ExitCode {
     };
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     let mut coverages = Vec::new();
+    // Each failure with where it is, for the recap at the end.
+    let mut failures: Vec<String> = Vec::new();
+    let started = std::time::Instant::now();
     for dir in dirs {
         let analysis = match super::run::checked_bundle(&dir) {
             Ok(a) => a,
             Err(_) => {
                 failed += 1;
+                failures.push(format!(
+                    "{}: has errors, not run (`mzk check` explains them)",
+                    display(&dir)
+                ));
                 continue;
             }
         };
@@ -114,21 +121,32 @@ pub fn run(args: TestArgs) -> ExitCode {
         let mut fired = Vec::new();
         let mut scenarios = 0;
         let files = scenario_files(&bundle.dir);
-        say(format!(
-            "{} ({} scenario{})",
-            display(&bundle.dir),
-            files.len(),
-            if files.len() == 1 { "" } else { "s" }
-        ));
+        if files.is_empty() {
+            say(format!(
+                "{}: no scenarios (write one under scenarios/, see docs/runtime.md)",
+                display(&bundle.dir)
+            ));
+        } else {
+            say(format!(
+                "{} ({} scenario{})",
+                display(&bundle.dir),
+                files.len(),
+                if files.len() == 1 { "" } else { "s" }
+            ));
+        }
         for file in files {
             let name = file
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             let options = RunOptions::new(format!("test-{name}"), python.clone());
-            match runtime.block_on(run_file(bundle, &file, options)) {
+            let clock = std::time::Instant::now();
+            let outcome = runtime.block_on(run_file(bundle, &file, options));
+            let took = format!("({:.2} s)", clock.elapsed().as_secs_f64());
+            match outcome {
                 Err(e) => {
                     failed += 1;
-                    say(format!("  FAIL {name}: {e}"));
+                    say(format!("  FAIL {name}: {e} {took}"));
+                    failures.push(format!("{}: {e}", display(&file)));
                 }
                 Ok(result) if result.scenario.expect.is_none() => {
                     skipped += 1;
@@ -140,11 +158,12 @@ pub fn run(args: TestArgs) -> ExitCode {
                     match result.divergence {
                         None => {
                             passed += 1;
-                            say(format!("  ok   {name}"));
+                            say(format!("  ok   {name} {took}"));
                         }
                         Some(d) => {
                             failed += 1;
-                            say(format!("  FAIL {name}: {d}"));
+                            say(format!("  FAIL {name}: {d} {took}"));
+                            failures.push(format!("{}: {d}", display(&file)));
                         }
                     }
                 }
@@ -162,6 +181,12 @@ pub fn run(args: TestArgs) -> ExitCode {
     }
     let mut below = false;
     for c in &coverages {
+        if c.coverage.scenarios == 0 {
+            // Nothing ran (its line above says why): listing every rule as
+            // never fired would say nothing more.
+            below |= args.min_coverage.is_some();
+            continue;
+        }
         say(format!(
             "coverage {}: {}/{} rules ({:.1}%)",
             display(&c.bundle),
@@ -186,8 +211,15 @@ pub fn run(args: TestArgs) -> ExitCode {
             below = true;
         }
     }
+    if !failures.is_empty() {
+        say("failures:".to_string());
+        for f in &failures {
+            say(format!("  {f}"));
+        }
+    }
     say(format!(
-        "{passed} passed, {failed} failed, {skipped} skipped"
+        "{passed} passed, {failed} failed, {skipped} skipped in {:.2} s",
+        started.elapsed().as_secs_f64()
     ));
     match args.coverage_format {
         CoverageFormat::Text => {}
