@@ -322,7 +322,7 @@ impl Config {
         for mut d in std::mem::take(diagnostics) {
             let path = bundle
                 .file(d.file)
-                .map_or_else(|| bundle.dir.clone(), |f| bundle.dir.join(&f.relative));
+                .map_or_else(|| bundle.dir.clone(), |f| bundle.path_of(f));
             let enabled = self.enabled(d.rule);
             if self.ignored_in_file(d.rule, &path) {
                 continue;

@@ -239,7 +239,7 @@ impl AnalysisHost {
             if file.kind.is_none() || analysis.incomplete.contains(&file.id) {
                 continue;
             }
-            let path = normalize(&analysis.bundle.dir.join(&file.relative));
+            let path = analysis.bundle.path_of(file);
             if is_open(&path) {
                 state.last_readable.insert(path, Arc::clone(&file.text));
             }
@@ -285,12 +285,7 @@ impl AnalysisHost {
             return s.analysis.clone();
         }
         self.analyses()
-            .find(|a| {
-                a.bundle
-                    .files
-                    .iter()
-                    .any(|f| normalize(&a.bundle.dir.join(&f.relative)) == path)
-            })
+            .find(|a| a.bundle.files.iter().any(|f| a.bundle.path_of(f) == path))
             .cloned()
     }
 

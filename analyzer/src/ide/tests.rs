@@ -51,7 +51,7 @@ fn rename_keeps_the_bundle_clean(file: &str, needle: &str, new_name: &str, edits
         for e in mine {
             text.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
         }
-        fs.insert(before.bundle.dir.join(&file.relative), text);
+        fs.insert(before.bundle.path_of(file), text);
     }
     let after = analyze_bundle(&fs, dir);
     assert_eq!(
@@ -124,7 +124,7 @@ fn only_fix(analysis: &Analysis, rule: crate::rules::Rule, title: &str) -> FileF
 fn applied(mut fs: MemoryFs, analysis: &Analysis, fix: &FileFix) -> Analysis {
     for e in &fix.edits {
         let file = analysis.bundle.file(e.file).unwrap();
-        let path = analysis.bundle.dir.join(&file.relative);
+        let path = analysis.bundle.path_of(file);
         fs.insert(&path, apply(&file.text, std::slice::from_ref(e)));
     }
     analyze_bundle(&fs, &analysis.bundle.dir)
@@ -422,10 +422,7 @@ fn rename_refuses_reserved_duplicate_and_invalid_names() {
             .filter(|e| e.file == file.id)
             .cloned()
             .collect();
-        fs.insert(
-            f.analysis.bundle.dir.join(&file.relative),
-            apply(&file.text, &mine),
-        );
+        fs.insert(f.analysis.bundle.path_of(file), apply(&file.text, &mine));
     }
     let after = analyze_bundle(&fs, &f.analysis.bundle.dir);
     let codes = |a: &Analysis| a.diagnostics.iter().map(|d| d.rule).collect::<Vec<_>>();

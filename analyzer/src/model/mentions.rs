@@ -167,18 +167,14 @@ pub fn scan(
     }
     let (mut files, mut bytes) = (MAX_FILES, MAX_BYTES);
     // Files the bundle already read (bound Python) are scanned from memory.
-    let loaded: HashSet<PathBuf> = bundle
-        .files
-        .iter()
-        .map(|f| bundle.dir.join(&f.relative))
-        .collect();
+    let loaded: HashSet<PathBuf> = bundle.files.iter().map(|f| bundle.path_of(f)).collect();
     // The bound Python files first (they may live outside the bundle
     // folder), then every scanned file of the folder.
     let bound: Vec<PathBuf> = bundle
         .files
         .iter()
         .filter(|f| f.kind.is_none())
-        .map(|f| bundle.dir.join(&f.relative))
+        .map(|f| bundle.path_of(f))
         .collect();
     let walked = scanned_files(fs, &bundle.dir, &mut files, &loaded);
     let mut python: Vec<PathBuf> = Vec::new();

@@ -110,6 +110,12 @@ impl Bundle {
         self.files.iter().find(|f| f.relative == relative)
     }
 
+    /// Where a file of the bundle is on disk: the folder joined with its
+    /// relative path, `..` resolved (`_shared` modules get a clean path).
+    pub fn path_of(&self, file: &SourceFile) -> std::path::PathBuf {
+        crate::base::fs::normalize(&self.dir.join(&file.relative))
+    }
+
     pub fn file_of_kind(&self, kind: FileKind) -> Option<&SourceFile> {
         self.files.iter().find(|f| f.kind == Some(kind))
     }

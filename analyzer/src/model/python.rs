@@ -133,7 +133,7 @@ pub fn load(bundle: &mut Bundle, fs: &dyn FileSystem, cache: &mut FileCache) {
             .collect();
         // A file larger than the analyzer reads stays unparsed.
         let module = if text.len() <= crate::base::limits::MAX_FILE_BYTES {
-            let path = bundle.dir.join(&file.relative);
+            let path = bundle.path_of(file);
             cache.python(&path, text, &wanted, |same_text| {
                 python::parse_reusing(text, &wanted, same_text)
             })

@@ -19,10 +19,7 @@ impl<'a> Engine<'a> {
     pub(super) fn python_file(&self, owner: BindingOwner) -> Option<PathBuf> {
         let binding = self.bundle.bindings.iter().find(|b| b.owner == owner)?;
         match &binding.target {
-            BindingTarget::File(id) => self
-                .bundle
-                .file(*id)
-                .map(|f| self.bundle.dir.join(&f.relative)),
+            BindingTarget::File(id) => self.bundle.file(*id).map(|f| self.bundle.path_of(f)),
             _ => None,
         }
     }

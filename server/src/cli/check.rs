@@ -179,7 +179,7 @@ fn keep_files(analysis: &mut Analysis, files: &[PathBuf]) {
     let bundle = &analysis.bundle;
     let named = |id| {
         bundle.file(id).is_some_and(|f| {
-            let path = bundle.dir.join(&f.relative);
+            let path = bundle.path_of(f);
             let path = std::fs::canonicalize(&path).unwrap_or(path);
             files.contains(&path)
         })

@@ -139,16 +139,17 @@ pub fn report(
 /// (flagged when over), and how many variables it sees and writes and how
 /// many tools it has.
 fn table(report: &Value) -> String {
+    use super::table::{render, Align};
     let budget = report["budget"].as_u64().unwrap_or(0).max(1);
     let count = |v: &Value| v.as_array().map_or(0, Vec::len).to_string();
     let mut agents: Vec<&Value> = report["agents"].as_array().into_iter().flatten().collect();
     agents.sort_by_key(|a| std::cmp::Reverse(a["tokens"].as_u64().unwrap_or(0)));
-    let rows: Vec<[String; 6]> = agents
+    let rows: Vec<(Vec<String>, Option<String>)> = agents
         .iter()
         .map(|a| {
             let tokens = a["tokens"].as_u64().unwrap_or(0);
             let share = tokens * 100 / budget;
-            [
+            let cells = vec![
                 a["agent"].as_str().unwrap_or("").to_string(),
                 tokens.to_string(),
                 if tokens > budget {
@@ -159,30 +160,22 @@ fn table(report: &Value) -> String {
                 count(&a["visible"]),
                 count(&a["writable"]),
                 count(&a["tools"]),
-            ]
+            ];
+            (cells, None)
         })
         .collect();
-    let header = ["AGENT", "TOKENS", "OF BUDGET", "SEES", "WRITES", "TOOLS"];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: [&str; 6]| {
-        let mut text = format!("{:<w$}", cells[0], w = widths[0]);
-        for (cell, w) in cells.iter().zip(widths).skip(1) {
-            text.push_str(&format!("  {cell:>w$}"));
-        }
-        text.trim_end().to_string() + "\n"
-    };
-    let mut out = line(header);
-    for row in &rows {
-        out.push_str(&line([
-            &row[0], &row[1], &row[2], &row[3], &row[4], &row[5],
-        ]));
-    }
-    let over = rows.iter().filter(|r| r[2].ends_with("OVER")).count();
+    let mut out = render(
+        &[
+            ("AGENT", Align::Left),
+            ("TOKENS", Align::Right),
+            ("OF BUDGET", Align::Right),
+            ("SEES", Align::Right),
+            ("WRITES", Align::Right),
+            ("TOOLS", Align::Right),
+        ],
+        &rows,
+    );
+    let over = rows.iter().filter(|(r, _)| r[2].ends_with("OVER")).count();
     out.push_str(&format!(
         "budget: {budget} tokens per static prompt (`[context] max-prompt-tokens`, MZ803){}\n\n",
         match over {

@@ -65,7 +65,7 @@ pub fn plan(analyses: &[Analysis], unsafe_fixes: bool) -> Vec<PlannedFile> {
                 after.replace_range(e.range.start as usize..e.range.end as usize, &e.new_text);
             }
             planned.push(PlannedFile {
-                path: analysis.bundle.dir.join(&f.relative),
+                path: analysis.bundle.path_of(f),
                 before: f.text.to_string(),
                 after,
                 edits: edits.len(),

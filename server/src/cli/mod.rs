@@ -9,6 +9,7 @@ mod out;
 mod report;
 pub mod run;
 pub mod schema;
+mod table;
 mod test;
 mod watch;
 

@@ -58,7 +58,7 @@ impl<'a> Place<'a> {
         Place {
             start: at(range.start),
             end: at(range.end),
-            path: display_path(&bundle.dir.join(&f.relative), cwd),
+            path: display_path(&bundle.path_of(f), cwd),
             text: &f.text,
             range,
         }

@@ -246,13 +246,14 @@ fn duration(seconds: f64) -> String {
 
 /// `mzk runs list` as a table, newest first.
 fn runs_table(runs: &[history::RunSummary]) -> String {
+    use super::table::{render, Align};
     let now = history::parse_time(&history::now()).unwrap_or(0.0);
-    let rows: Vec<[String; 8]> = runs
+    let rows: Vec<(Vec<String>, Option<String>)> = runs
         .iter()
         .map(|r| {
             let started = history::parse_time(&r.started_at);
             let updated = history::parse_time(&r.updated_at);
-            [
+            let cells = vec![
                 r.id.clone(),
                 r.status.clone(),
                 r.reason.clone(),
@@ -264,39 +265,15 @@ fn runs_table(runs: &[history::RunSummary]) -> String {
                     (Some(a), Some(b)) => duration(b - a),
                     _ => String::new(),
                 },
-            ]
+            ];
+            (cells, r.error.clone())
         })
         .collect();
     let header = [
         "ID", "STATUS", "REASON", "TURNS", "WORKFLOW", "MODEL", "STARTED", "DURATION",
-    ];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[&str]| {
-        let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<w$}  "));
-            }
-        }
-        text.trim_end().to_string()
-    };
-    let mut out = line(&header) + "\n";
-    for (row, r) in rows.iter().zip(runs) {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        out.push_str(&line(&cells));
-        out.push('\n');
-        if let Some(error) = &r.error {
-            out.push_str(&format!("  {error}\n"));
-        }
-    }
-    out
+    ]
+    .map(|h| (h, Align::Left));
+    render(&header, &rows)
 }
 
 /// Refuses a bundle with errors, printing them.

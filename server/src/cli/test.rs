@@ -61,7 +61,7 @@ fn coverage_of(bundle: &Bundle, scenarios: usize, fired: &[usize]) -> BundleCove
         .collect();
     BundleCoverage {
         bundle: bundle.dir.clone(),
-        graph_file: graph.map(|f| bundle.dir.join(&f.relative)),
+        graph_file: graph.map(|f| bundle.path_of(f)),
         coverage: Coverage::of(bundle, scenarios, fired),
         lines,
     }

@@ -131,7 +131,7 @@ impl Backend {
             let Some(uri) = file_uri(&analysis, file.id) else {
                 continue;
             };
-            let path = normalize(&analysis.bundle.dir.join(&file.relative));
+            let path = analysis.bundle.path_of(file);
             let mut diagnostics = per_file.remove(&file.id).unwrap_or_default();
             // A client that pulls asks for open files itself (and for every
             // file once it pulls the workspace); pushed diagnostics beside its
@@ -281,7 +281,7 @@ impl Backend {
             .bundle
             .files
             .iter()
-            .find(|f| normalize(&analysis.bundle.dir.join(&f.relative)) == path)?;
+            .find(|f| analysis.bundle.path_of(f) == path)?;
         let offset = file.line_index.offset(
             &file.text,
             LineCol {

@@ -6,8 +6,6 @@ use mzk_analyzer::syntax::{ColumnUnit, LineCol};
 use mzk_analyzer::Analysis;
 use tower_lsp_server::ls_types::*;
 
-use mzk_analyzer::base::fs::normalize;
-
 pub(crate) fn to_position(
     analysis: &Analysis,
     file: FileId,
@@ -87,7 +85,7 @@ pub(crate) fn to_lsp_diagnostic(
 
 pub(crate) fn file_uri(analysis: &Analysis, file: FileId) -> Option<Uri> {
     let f = analysis.bundle.file(file)?;
-    Uri::from_file_path(normalize(&analysis.bundle.dir.join(&f.relative)))
+    Uri::from_file_path(analysis.bundle.path_of(f))
 }
 
 pub(crate) fn symbol_kind(kind: mzk_analyzer::model::SymbolKind) -> SymbolKind {

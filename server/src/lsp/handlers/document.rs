@@ -210,9 +210,7 @@ pub(crate) async fn workspace_diagnostic(
                 .iter()
                 .filter_map(|file| {
                     let uri = file_uri(&analysis, file.id)?;
-                    let path = mzk_analyzer::base::fs::normalize(
-                        &analysis.bundle.dir.join(&file.relative),
-                    );
+                    let path = analysis.bundle.path_of(file);
                     let found = per_file.remove(&file.id).unwrap_or_default();
                     Some((uri, versions.get(&path).map(|v| i64::from(*v)), found))
                 })
