@@ -303,16 +303,13 @@ impl History {
         if let Some(run) = self.summary(id_or_prefix)? {
             return Ok(Some(run));
         }
-        let escaped: String = id_or_prefix
-            .chars()
-            .flat_map(|c| match c {
-                '%' | '_' | '\\' => vec!['\\', c],
-                c => vec![c],
-            })
-            .collect();
+        if id_or_prefix.is_empty() {
+            return Ok(None);
+        }
+        // Compared as bytes: `LIKE` would ignore case and treat `_` and `%`.
         let mut found = self.summaries(
-            "WHERE id LIKE ?1 ESCAPE '\\' ORDER BY started_at DESC, id DESC",
-            params![format!("{escaped}%")],
+            "WHERE substr(id, 1, length(?1)) = ?1 ORDER BY started_at DESC, id DESC",
+            params![id_or_prefix],
         )?;
         match found.len() {
             0 | 1 => Ok(found.pop()),
@@ -474,8 +471,10 @@ mod tests {
             Some("20261207-190712-aabb")
         );
         assert_eq!(found("2025").unwrap(), None);
-        // `_` and `%` are not wildcards.
+        // `_` and `%` are not wildcards, case counts, and nothing names nothing.
         assert_eq!(found("20261207_").unwrap(), None);
+        assert_eq!(found("20261207-190712-AA").unwrap(), None);
+        assert_eq!(found("").unwrap(), None);
         let ambiguous = found("20261207-1907").unwrap_err().to_string();
         assert!(ambiguous.contains("begins 2 runs"), "{ambiguous}");
     }

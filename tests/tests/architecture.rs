@@ -59,25 +59,38 @@ fn module_of(relative: &Path) -> Vec<String> {
 /// (by the crates' convention, a `#[cfg(test)] mod … {` block ends the file).
 fn code_outside_tests(text: &str) -> String {
     let mut out = String::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
         if trimmed.starts_with("#[cfg(test)]") {
-            if let Some(next) = lines.peek() {
-                let next = next.trim_start();
-                let declares_block = next.contains("mod ") && next.trim_end().ends_with('{');
-                if declares_block {
-                    break;
-                }
+            // The item it marks, past any other attributes.
+            let item = lines[i + 1..]
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| !l.starts_with("#["))
+                .unwrap_or("");
+            if item.contains("mod ") && item.ends_with('{') {
+                break;
             }
         }
-        if trimmed.starts_with("//") {
-            continue;
-        }
-        out.push_str(line);
+        out.push_str(without_comment(line));
         out.push('\n');
     }
     out
+}
+
+/// A line without its `//` comment (one outside a string literal).
+fn without_comment(line: &str) -> &str {
+    let mut in_string = false;
+    let bytes = line.as_bytes();
+    for i in 0..bytes.len() {
+        match bytes[i] {
+            b'"' if i == 0 || bytes[i - 1] != b'\\' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
 }
 
 /// The modules declared `#[cfg(test)] mod name;` in a file: test code, whatever
@@ -188,8 +201,11 @@ fn read_path_tree(code: &[u8], mut at: usize, mut base: Vec<String>) -> (Vec<Vec
                     return (out, at + 1);
                 }
                 let (paths, end) = read_path_tree(code, at, base.clone());
-                out.extend(paths);
-                at = end;
+                if end > at {
+                    out.extend(paths);
+                }
+                // Anything not a path (`*`, a comment's leftovers) is stepped over.
+                at = end.max(at + 1);
                 while at < code.len() && (code[at].is_ascii_whitespace() || code[at] == b',') {
                     at += 1;
                 }
@@ -240,6 +256,17 @@ fn module_unit(path: &[String], modules: &BTreeSet<Vec<String>>, depth: usize) -
 /// Modules of the first two levels (`a`, `a::b`) and the ones each imports.
 fn unit_graph(files: &[SourceFile]) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let modules: BTreeSet<Vec<String>> = files.iter().map(|f| f.module.clone()).collect();
+    // What the crate root re-exports (`pub use analysis::Analysis`): a path
+    // through it (`crate::Analysis`) lands in the module that defines it.
+    let reexports: BTreeMap<String, Vec<String>> = files
+        .iter()
+        .filter(|f| f.module.is_empty())
+        .flat_map(|root| root.code.lines())
+        .filter_map(|line| line.trim().strip_prefix("pub use "))
+        .flat_map(|tree| read_path_tree(tree.as_bytes(), 0, Vec::new()).0)
+        .filter(|p| p.len() > 1 && !module_unit(p, &modules, 1).is_empty())
+        .map(|p| (p.last().cloned().unwrap_or_default(), p))
+        .collect();
     let mut graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
     for file in files {
         if file.module.is_empty() {
@@ -248,6 +275,12 @@ fn unit_graph(files: &[SourceFile]) -> BTreeMap<Vec<String>, BTreeSet<Vec<String
         let from = module_unit(&file.module, &modules, 2);
         let edges = graph.entry(from.clone()).or_default();
         for path in named_paths(file) {
+            let path = match path.first().and_then(|first| reexports.get(first)) {
+                Some(through) if module_unit(&path, &modules, 1).is_empty() => {
+                    through.iter().chain(&path[1..]).cloned().collect()
+                }
+                _ => path,
+            };
             let to = module_unit(&path, &modules, 2);
             // A unit may use its own children and parent freely: a child is
             // part of its parent's unit.
@@ -334,7 +367,15 @@ fn no_module_cycles() {
     let mut problems = Vec::new();
     for krate in CRATES {
         let graph = unit_graph(&crate_sources(krate));
-        for cycle in cycles(&graph) {
+        // The top-level modules too: a loop may close through a parent's
+        // own items, which the finer graph counts as the parent's unit.
+        let mut tops: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+        for (from, to) in &graph {
+            let top = from[..1].to_vec();
+            let edges = tops.entry(top.clone()).or_default();
+            edges.extend(to.iter().map(|t| t[..1].to_vec()).filter(|t| *t != top));
+        }
+        for cycle in cycles(&graph).into_iter().chain(cycles(&tops)) {
             problems.push(format!("{krate}: {} import each other", cycle.join(", ")));
         }
     }
@@ -364,11 +405,17 @@ fn paths_are_read_as_rust_writes_them() {
     let file = SourceFile {
         path: PathBuf::from("x.rs"),
         module: vec!["a".into(), "b".into()],
-        code: "use crate::{c::d, e::{f, g as h}};\nuse super::k::L;\nlet x = crate::m::n(1);\n"
-            .into(),
+        code:
+            "use crate::{c::d, e::{f, g as h}, p::*};\nuse super::k::L;\nlet x = crate::m::n(1);\n"
+                .into(),
     };
     let paths: Vec<String> = named_paths(&file).iter().map(|p| p.join("::")).collect();
-    assert_eq!(paths, ["c::d", "e::f", "e::g", "a::k::L", "m::n"]);
+    assert_eq!(paths, ["c::d", "e::f", "e::g", "p", "a::k::L", "m::n"]);
+    assert_eq!(without_comment("let a = 1; // crate::x"), "let a = 1; ");
+    assert_eq!(
+        without_comment("let u = \"http://x\";"),
+        "let u = \"http://x\";"
+    );
     let mut graph = BTreeMap::new();
     graph.insert(
         vec!["a".to_string()],
@@ -383,4 +430,28 @@ fn paths_are_read_as_rust_writes_them() {
         BTreeSet::from([vec!["a".to_string()]]),
     );
     assert_eq!(cycles(&graph), vec![vec!["a".to_string(), "b".to_string()]]);
+}
+
+/// A path through the crate root's re-exports counts as an import of the
+/// module that defines the item.
+#[test]
+fn imports_through_reexports_are_seen() {
+    let file = |module: &[&str], code: &str| SourceFile {
+        path: PathBuf::from("x.rs"),
+        module: module.iter().map(|m| m.to_string()).collect(),
+        code: code.into(),
+    };
+    let files = [
+        file(
+            &[],
+            "pub mod analysis;\npub mod model;\npub use analysis::{analyze, Analysis};\n",
+        ),
+        file(&["analysis"], "pub struct Analysis;\n"),
+        file(&["model"], "use crate::Analysis;\n"),
+    ];
+    let graph = unit_graph(&files);
+    assert_eq!(
+        graph[&vec!["model".to_string()]],
+        BTreeSet::from([vec!["analysis".to_string()]])
+    );
 }

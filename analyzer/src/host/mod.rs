@@ -1,6 +1,6 @@
 //! The analysis host: what the front ends share between analyses, and the
-//! one way a bundle is configured, then analysed. `mzk check` (once, or
-//! round after round with `--watch`), `mzk run`/`graph`/`context` and the
+//! one way a bundle is configured, then analysed. `mzk check` (for each
+//! run, or each round of `--watch`), `mzk run`/`graph`/`context` and the
 //! language server all hold an [`AnalysisHost`]; it owns, per bundle, the
 //! cache of its earlier analyses, its latest analysis and generation, the
 //! configuration error last reported and the last readable text of each of
@@ -83,6 +83,9 @@ pub struct AnalysisHost {
     bundles: HashMap<PathBuf, BundleState>,
     /// Per workflows root, what its shared folders mention.
     shared: HashMap<PathBuf, Arc<SharedMentions>>,
+    /// The last generation handed out, over every bundle: a bundle removed
+    /// and added again never reuses a number a job still running holds.
+    generations: u64,
 }
 
 /// An analysis to run away from the host (on a thread of the caller's).
@@ -126,6 +129,7 @@ impl AnalysisHost {
             memos: Arc::new(Memos::default()),
             bundles: HashMap::default(),
             shared: HashMap::default(),
+            generations: 0,
         }
     }
 
@@ -188,11 +192,13 @@ impl AnalysisHost {
     pub fn schedule(&mut self, dir: &Path, fs: Overlay) -> AnalysisJob {
         let (source, on_config_error) = (self.source.clone(), self.on_config_error);
         let shared = self.shared.get(root_of(dir)).cloned();
+        self.generations += 1;
+        let generation = self.generations;
         let state = self.bundle(dir);
-        state.generation += 1;
+        state.generation = generation;
         AnalysisJob {
             dir: dir.to_path_buf(),
-            generation: state.generation,
+            generation,
             fs,
             source,
             on_config_error,
@@ -224,13 +230,16 @@ impl AnalysisHost {
             shared,
             outcome,
         } = finished;
+        let state = self.bundles.get_mut(&dir)?;
+        if state.generation != generation {
+            // Stale: what it read of the shared folders may be too (a shared
+            // file may have changed since), so it is not kept either.
+            return None;
+        }
         self.shared
             .entry(root_of(&dir).to_path_buf())
             .or_insert(shared);
         let state = self.bundles.get_mut(&dir)?;
-        if state.generation != generation {
-            return None;
-        }
         let (analysis, config_error) = match outcome {
             Ok(done) => done,
             Err(e) => return Some(Err(e)),
@@ -277,10 +286,12 @@ impl AnalysisHost {
     /// The latest analysis holding the file at `path` (a bundle file, or a
     /// `_shared` module one of its tools binds).
     pub fn analysis_of(&self, path: &Path) -> Option<Arc<Analysis>> {
+        // The innermost bundle folder holding the path (bundles may nest).
         let by_folder = self
             .bundles
             .iter()
-            .find(|(dir, s)| path.starts_with(dir) && s.analysis.is_some());
+            .filter(|(dir, s)| path.starts_with(dir) && s.analysis.is_some())
+            .max_by_key(|(dir, _)| dir.components().count());
         if let Some((_, s)) = by_folder {
             return s.analysis.clone();
         }

@@ -134,6 +134,18 @@ fn a_removed_bundle_is_forgotten_whole() {
 }
 
 #[test]
+fn a_job_from_before_a_bundle_was_removed_stays_stale_after_it_is_added_again() {
+    let dir = support_desk();
+    let mut host = editor_host();
+    let before = host.schedule(&dir, overlay(&[]));
+    host.remove_bundle(&dir);
+    let after = host.schedule(&dir, overlay(&[]));
+    assert!(!host.is_current(&before));
+    assert!(host.finish(before.run(), |_| false).is_none());
+    assert!(matches!(host.finish(after.run(), |_| false), Some(Ok(_))));
+}
+
+#[test]
 fn analysing_now_keeps_the_analysis() {
     let dir = support_desk();
     let mut host = AnalysisHost::new(ConfigSource::default(), OnConfigError::Refuse);

@@ -210,7 +210,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         };
         return super::watch::run(&roots, || {
             // Planned again each round: a new bundle or a changed
-            // configuration counts.
+            // configuration (`--config`'s file included) counts.
+            let source = config_source(&args).map_err(|(message, _)| message)?;
+            let host = AnalysisHost::new(source, OnConfigError::Refuse);
             let plan = make_plan(&args, &host).map_err(|(message, _)| message)?;
             let analyses = analyse(&host, &plan);
             let cwd = std::env::current_dir().unwrap_or_default();

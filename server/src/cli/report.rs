@@ -175,7 +175,7 @@ fn per_bundle_lines(summary: &Summary) -> String {
     with_findings.sort_by_key(|b| std::cmp::Reverse(b.errors));
     let width = with_findings
         .iter()
-        .map(|b| b.path.len())
+        .map(|b| b.path.chars().count())
         .max()
         .unwrap_or(0);
     with_findings

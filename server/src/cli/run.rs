@@ -213,7 +213,7 @@ fn history_for_runs(path: &Path) -> Result<PathBuf, String> {
             direct.display()
         )),
         _ => Err(format!(
-            "several run histories under {}: {}; name the bundle (`mzk runs list BUNDLE`)",
+            "several run histories under {}: {}; name the bundle (or its runs.db) as PATH",
             path.display(),
             found
                 .iter()
@@ -231,6 +231,7 @@ fn ago(seconds: f64) -> String {
         0..=59 => format!("{s} s ago"),
         60..=3599 => format!("{} min ago", s / 60),
         3600..=86_399 => format!("{} h ago", s / 3600),
+        86_400..=172_799 => "1 day ago".to_string(),
         _ => format!("{} days ago", s / 86_400),
     }
 }
@@ -239,7 +240,7 @@ fn ago(seconds: f64) -> String {
 fn duration(seconds: f64) -> String {
     match seconds {
         s if s < 1.0 => format!("{} ms", (s * 1000.0).round() as u64),
-        s if s < 60.0 => format!("{s:.1} s"),
+        s if s < 59.95 => format!("{s:.1} s"),
         s => format!("{} min {} s", s as u64 / 60, s as u64 % 60),
     }
 }
@@ -266,7 +267,14 @@ fn runs_table(runs: &[history::RunSummary]) -> String {
                     _ => String::new(),
                 },
             ];
-            (cells, r.error.clone())
+            // The error's first line: the rest is in `runs show`.
+            (
+                cells,
+                r.error
+                    .as_ref()
+                    .and_then(|e| e.lines().next())
+                    .map(str::to_string),
+            )
         })
         .collect();
     let header = [
@@ -512,9 +520,13 @@ pub fn run(args: RunArgs) -> ExitCode {
         engine.shutdown().await;
         engine.state.clone()
     });
-    if let Some(e) = sink.storage_error() {
-        eprintln!("mzk: warning: {e}");
-    }
+    let stored = match sink.storage_error() {
+        Some(e) => {
+            eprintln!("mzk: warning: {e}");
+            false
+        }
+        None => true,
+    };
     let missing: Vec<String> = missing
         .lock()
         .map(|set| set.iter().cloned().collect())
@@ -535,11 +547,13 @@ pub fn run(args: RunArgs) -> ExitCode {
             "mzk: run {run_id} is waiting for the user; continue it with: mzk run {} --resume {run_id} --reply \"…\"",
             args.bundle.display()
         );
-    } else if !args.json {
-        eprintln!(
-            "mzk: saved as run {run_id} — `mzk runs show {run_id} {}` replays it",
-            args.bundle.display()
-        );
+    } else if !args.json && stored {
+        // The history `mzk runs show` reads by default, else the one named.
+        let history = match &args.db {
+            Some(db) => db.display().to_string(),
+            None => args.bundle.display().to_string(),
+        };
+        eprintln!("mzk: saved as run {run_id} — `mzk runs show {run_id} {history}` replays it");
     }
     if let Some(expect) = expectation {
         match expect.first_divergence(&final_state.observed()) {

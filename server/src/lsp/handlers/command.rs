@@ -4,14 +4,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::graph::{mermaid, TransitionGraph};
-use mzk_analyzer::Analysis;
+use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
 use crate::lsp::guard::{guarded, invalid_params};
 use mzk_analyzer::base::fs::normalize;
 
-use crate::lsp::scheduling::FIRST_ANALYSIS_WAIT;
 use crate::lsp::{
     Backend, CANCEL_RUN, COMMANDS, REPLY, RUN_FROM_AGENT, RUN_WORKFLOW, SHOW_GRAPH, SHOW_PROMPT,
 };
@@ -38,16 +37,17 @@ impl Backend {
                 dir.display()
             )));
         }
-        // Not yet analysed: analysed as an edit would have it, then kept.
-        let kept = self.analysed.notified();
-        self.reanalyse(&dir.join("orchestrator.yaml")).await;
-        if let Some(analysis) = self.state.lock().await.host.analysis(&dir) {
-            return Ok(analysis);
+        // Not analysed by the server (a bundle outside the workspace): the
+        // model as its checks see it, for this command alone — neither kept
+        // nor published, so nothing goes stale or shows twice.
+        let analyse = move || analyze(&RealFs, &dir, None, &mut AnalysisCache::new());
+        let Some(slot) = self.analyses.slot().await else {
+            return Err(tower_lsp_server::jsonrpc::Error::internal_error());
+        };
+        match self.analyses.run(slot, analyse).await {
+            Ok(a) => Ok(Arc::new(a)),
+            Err(_) => Err(tower_lsp_server::jsonrpc::Error::internal_error()),
         }
-        // A newer analysis of the bundle overtook this one: wait for it.
-        let _ = tokio::time::timeout(FIRST_ANALYSIS_WAIT, kept).await;
-        let analysis = self.state.lock().await.host.analysis(&dir);
-        analysis.ok_or_else(tower_lsp_server::jsonrpc::Error::internal_error)
     }
 }
 
