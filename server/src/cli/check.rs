@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mzk_analyzer::base::Severity;
+use mzk_analyzer::diagnostics::Applicability;
 use mzk_analyzer::{
     discover_bundles, Analysis, AnalysisHost, Config, ConfigSource, OnConfigError, Overrides,
     RealFs,
@@ -281,10 +282,16 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
             errors: count(Severity::Error),
             warnings: count(Severity::Warning),
         });
-        let safe = mzk_analyzer::ide::fix_all(analysis, &analysis.diagnostics, false).fixes;
-        fixable += safe;
-        unsafe_fixable +=
-            mzk_analyzer::ide::fix_all(analysis, &analysis.diagnostics, true).fixes - safe;
+        // As `--fix` chooses: a finding with a safe fix is fixed by it, one
+        // with only unsafe fixes needs `--unsafe-fixes`.
+        for d in &analysis.diagnostics {
+            let fixes = mzk_analyzer::ide::fixes(analysis, d);
+            if fixes.iter().any(|f| f.applicability == Applicability::Safe) {
+                fixable += 1;
+            } else if !fixes.is_empty() {
+                unsafe_fixable += 1;
+            }
+        }
         for (rule, n) in &analysis.opt_in_hidden {
             *opt_in_hidden.entry(*rule).or_default() += n;
         }

@@ -61,7 +61,8 @@ pub fn run(args: ContextArgs) -> ExitCode {
         }
     }
     // The token budget of the configuration that governs the bundle (MZ803's).
-    let budget = mzk_analyzer::Config::discover(&mzk_analyzer::RealFs, &analysis.bundle.dir)
+    let budget = mzk_analyzer::ConfigSource::default()
+        .configure(&mzk_analyzer::RealFs, &analysis.bundle.dir)
         .map(|c| c.prompt_limits.max_prompt_tokens)
         .unwrap_or(mzk_analyzer::prompt::PromptLimits::default().max_prompt_tokens);
     let report = match report(&analysis, &prompts, budget) {

@@ -185,26 +185,13 @@ fn history_for_runs(path: &Path) -> Result<PathBuf, String> {
             false => Err(format!("no run history at {}", direct.display())),
         };
     }
-    let mut found = Vec::new();
-    let mut folders = vec![(path.to_path_buf(), 0)];
-    while let Some((folder, depth)) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let child = entry.path();
-            let name = entry.file_name();
-            let skipped = mzk_analyzer::workspace::is_skipped_folder(&name.to_string_lossy());
-            if depth >= 3 || skipped || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            let db = history::default_path(&child);
-            if db.is_file() {
-                found.push(db);
-            }
-            folders.push((child, depth + 1));
-        }
-    }
+    // Histories are kept in bundles (`BUNDLE/.mzk/runs.db`): the bundles
+    // under the folder, as `mzk check` finds them, that have one.
+    let mut found: Vec<PathBuf> = mzk_analyzer::discover_bundles(&mzk_analyzer::RealFs, path)
+        .iter()
+        .map(|b| history::default_path(b))
+        .filter(|db| db.is_file())
+        .collect();
     found.sort();
     match found.len() {
         1 => Ok(found.remove(0)),
