@@ -101,6 +101,11 @@ cargo test --workspace -j2 -- --nocapture 2>&1
 # command line the tests just built (`cargo run` would build it once more).
 stage "mzk test bundles"
 "${CARGO_TARGET_DIR:-target}/debug/mzk-e2e" test bundles --min-coverage 100
+# Every runtime scenario (fixtures, examples, real bundles) through mzk's
+# engine and the real mozaiks 0.2.0 runtime; a difference not in the table
+# of docs/engines.md fails the run (tests/conformance/engines.py).
+stage "runtime conformance (mzk's engine vs mozaiks)"
+python3 tests/conformance/engines.py --mzk "${CARGO_TARGET_DIR:-target}/debug/mzk-e2e"
 # mzk the way its users get it: the wheel for this platform (from the build
 # above) installed into a fresh venv and run with no Rust on PATH, the
 # linux-x64 .vsix's bundled server, a real pre-commit run with the hooks, and

@@ -12,6 +12,33 @@ use crate::scenario::Scenario;
 use crate::scripted::ScenarioBackend;
 use crate::synthetic::SyntheticBackend;
 
+/// Which runtime executes a run: mzk's own engine, or the real mozaiks
+/// installed in the run's Python (`crate::mozaiks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EngineKind {
+    #[default]
+    Mzk,
+    Mozaiks,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 2] = [EngineKind::Mzk, EngineKind::Mozaiks];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Mzk => "mzk",
+            EngineKind::Mozaiks => "mozaiks",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<EngineKind, String> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| format!("unknown engine `{name}` (mzk, mozaiks)"))
+    }
+}
+
 /// What decides a run's model, strongest first.
 #[derive(Debug, Default)]
 pub struct ModelChoice<'a> {

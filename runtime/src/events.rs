@@ -19,6 +19,10 @@ pub enum Event {
         /// The initiator's opening text (§1.3).
         seed: String,
         max_turns: u32,
+        /// `mozaiks` when the real mozaiks runtime runs the bundle
+        /// (`--engine mozaiks`); absent for mzk's own engine.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        engine: Option<String>,
     },
     /// A continuation of a paused run with the user's reply.
     UserMessage {
@@ -228,8 +232,14 @@ impl Event {
                 workflow,
                 backend,
                 initial_agent,
+                engine,
                 ..
-            } => format!("run {run_id}: {workflow} from {initial_agent} ({backend} model)"),
+            } => match engine {
+                Some(engine) => format!(
+                    "run {run_id}: {workflow} from {initial_agent} ({backend} model, {engine} engine)"
+                ),
+                None => format!("run {run_id}: {workflow} from {initial_agent} ({backend} model)"),
+            },
             Event::UserMessage { text } => {
                 format!("  user: {}", short(&Value::String(text.clone())))
             }

@@ -94,6 +94,9 @@ struct Process {
 
 pub struct Worker {
     python: PathBuf,
+    /// The bundle folder and workflow name: tools import as mozaiks imports
+    /// them (`workflows.<name>.tools.<stem>`, its sys.path order).
+    bundle: Option<(PathBuf, String)>,
     process: Option<Process>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Python's version, once a worker has started.
@@ -104,10 +107,19 @@ impl Worker {
     pub fn new(python: impl Into<PathBuf>) -> Worker {
         Worker {
             python: python.into(),
+            bundle: None,
             process: None,
             stderr_tail: Arc::new(Mutex::new(VecDeque::new())),
             version: None,
         }
+    }
+
+    /// A worker for one bundle's tools, imported as mozaiks imports them.
+    pub fn for_bundle(python: impl Into<PathBuf>, dir: &Path, workflow: &str) -> Worker {
+        let mut worker = Worker::new(python);
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        worker.bundle = Some((dir, workflow.to_string()));
+        worker
     }
 
     /// The interpreter to use for a bundle: `MZK_PYTHON`, else the bundle's
@@ -139,7 +151,13 @@ impl Worker {
     }
 
     async fn start(&mut self) -> Result<(), WorkerError> {
-        let mut child = Command::new(&self.python)
+        let mut command = Command::new(&self.python);
+        if let Some((dir, workflow)) = &self.bundle {
+            command
+                .env("MZK_BUNDLE_DIR", dir)
+                .env("MZK_WORKFLOW", workflow);
+        }
+        let mut child = command
             .arg("-u")
             .arg("-c")
             .arg(WORKER_SOURCE)

@@ -6,10 +6,14 @@ use std::path::{Path, PathBuf};
 
 use mzk_analyzer::model::{Bundle, TransitionRule};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::engine::{Engine, Recorder, RunOptions, RunState};
+use crate::choice::EngineKind;
+use crate::compare::Trace;
+use crate::engine::{initial_context, Engine, Recorder, RunOptions, RunState};
 use crate::error::Error;
 use crate::events::Event;
+use crate::mozaiks::MozaiksEngine;
 use crate::scenario::{self, Scenario};
 use crate::scripted::ScenarioBackend;
 
@@ -41,26 +45,45 @@ pub struct ScenarioRun {
     pub events: Vec<Event>,
     /// `None` when the outcome matched (or nothing was expected).
     pub divergence: Option<String>,
+    /// The context the run started from.
+    pub initial_context: Map<String, Value>,
 }
 
-/// Runs one scenario to its end (or pause) with an in-memory event log.
+impl ScenarioRun {
+    /// The run's outline, for comparing engines.
+    pub fn trace(&self) -> Trace {
+        Trace::of(&self.state, &self.events, &self.initial_context)
+    }
+}
+
+/// Runs one scenario to its end (or pause) with an in-memory event log, on
+/// the engine named.
 pub async fn run_scenario(
     bundle: &Bundle,
     scenario: Scenario,
     path: PathBuf,
     mut options: RunOptions,
+    engine: EngineKind,
 ) -> ScenarioRun {
     let backend = Box::new(ScenarioBackend::from_scenario(bundle, &scenario));
     options.max_turns = options.max_turns.or(scenario.max_turns);
     options.message = options.message.or_else(|| scenario.message.clone());
     options.context.extend(scenario.context.clone());
     options.user = scenario.user.clone();
+    let initial_context = initial_context(bundle, &options);
     let mut recorder = Recorder::default();
-    let state = {
-        let mut engine = Engine::new(bundle, backend, &mut recorder, options);
-        engine.start().await;
-        engine.shutdown().await;
-        engine.state.clone()
+    let state = match engine {
+        EngineKind::Mzk => {
+            let mut engine = Engine::new(bundle, backend, &mut recorder, options);
+            engine.start().await;
+            engine.shutdown().await;
+            engine.state.clone()
+        }
+        EngineKind::Mozaiks => {
+            let mut engine = MozaiksEngine::new(bundle, backend, &mut recorder, options);
+            engine.start().await;
+            engine.state.clone()
+        }
     };
     let divergence = scenario
         .expect
@@ -72,6 +95,7 @@ pub async fn run_scenario(
         state,
         events: recorder.events,
         divergence,
+        initial_context,
     }
 }
 
@@ -80,9 +104,10 @@ pub async fn run_file(
     bundle: &Bundle,
     path: &Path,
     options: RunOptions,
+    engine: EngineKind,
 ) -> Result<ScenarioRun, Error> {
     let scenario = scenario::load(path)?;
-    Ok(run_scenario(bundle, scenario, path.to_path_buf(), options).await)
+    Ok(run_scenario(bundle, scenario, path.to_path_buf(), options, engine).await)
 }
 
 /// Transition coverage of a bundle's scenarios: how often each rule of

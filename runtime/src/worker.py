@@ -88,7 +88,12 @@ class ContextVariables:
 
     @property
     def data(self):
-        return self.snapshot()
+        # mozaiks removed `.data` from every context container (a tool that
+        # falls back to it when present must take its other path here too).
+        raise AttributeError(
+            "_RuntimeContextVariables.data has been removed to prevent mutable-reference "
+            "exposure. Use snapshot() for detached serialization."
+        )
 
     def items(self):
         return self.snapshot().items()
@@ -176,18 +181,92 @@ def _install_ui_shim():
     sys.modules[name] = shim
 
 
+def _preload_host():
+    """Gives tools the process mozaiks gives them. mozaiks imports its own
+    modules (pydantic, platform, its persistence …) long before it puts a
+    bundle's folders first on sys.path; a bundle that ships a `tools/platform`
+    package must not shadow the standard library's here either, so those
+    come first. Where mozaiks is installed, MongoDB is the in-memory
+    stand-in mzk's mozaiks engine uses (when mongomock-motor is installed and
+    no MONGO_URI is set): local runs never reach a database."""
+    import importlib
+
+    for name in ("platform", "pydantic"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - absent or broken: the tool's own import says why
+            pass
+    if os.environ.get("MONGO_URI"):
+        return
+    try:
+        from mongomock_motor import AsyncMongoMockClient
+        from mozaiksai.core import core_config
+    except Exception:  # noqa: BLE001 - without both there is nothing to stand in for
+        return
+    os.environ["MONGO_URI"] = "mongodb://mzk-local-stand-in.invalid:27017/mzk"
+    core_config.AsyncIOMotorClient = AsyncMongoMockClient
+
+
+def _bind_workflow_packages(base_dir, workflow):
+    """mozaiks' synthetic packages: `workflows`, `workflows.<name>` and
+    `workflows.<name>.tools`, rooted at the bundle's folders."""
+    import importlib.machinery
+    import types
+
+    roots = {"workflows": os.path.dirname(base_dir), "workflows." + workflow: base_dir}
+    tools = os.path.join(base_dir, "tools")
+    if os.path.isdir(tools):
+        roots["workflows." + workflow + ".tools"] = tools
+    for name, root in roots.items():
+        module = types.ModuleType(name)
+        module.__file__ = os.path.join(root, "__init__.py")
+        module.__package__ = name
+        module.__path__ = [root]
+        spec = importlib.machinery.ModuleSpec(name, loader=None, is_package=True)
+        spec.submodule_search_locations = module.__path__
+        module.__spec__ = spec
+        sys.modules[name] = module
+
+
+def _import_paths(base_dir, path):
+    """mozaiks' order, first on sys.path: the tool's folder, the bundle, the
+    workflows root and the folder above it."""
+    order = [os.path.dirname(path), base_dir, os.path.dirname(base_dir),
+             os.path.dirname(os.path.dirname(base_dir))]
+    for entry in reversed(order):
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
+
+
 def _load(path, function):
     module = _modules.get(path)
     if module is None:
-        directory = os.path.dirname(path)
-        for entry in (directory, os.path.dirname(directory)):
-            if entry not in sys.path:
-                sys.path.insert(0, entry)
-        name = "mzk_tool_%d" % len(_modules)
+        base_dir = os.environ.get("MZK_BUNDLE_DIR")
+        workflow = os.environ.get("MZK_WORKFLOW")
+        inside = base_dir and workflow and os.path.abspath(path).startswith(base_dir + os.sep)
+        if not _modules:
+            _preload_host()
+            if inside:
+                _bind_workflow_packages(base_dir, workflow)
+        if inside:
+            _import_paths(base_dir, path)
+            name = "workflows.%s.tools.%s" % (workflow, os.path.splitext(os.path.basename(path))[0])
+        else:
+            directory = os.path.dirname(path)
+            for entry in (directory, os.path.dirname(directory)):
+                if entry not in sys.path:
+                    sys.path.insert(0, entry)
+            name = "mzk_tool_%d" % len(_modules)
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            if sys.modules.get(name) is module:
+                sys.modules.pop(name, None)
+            raise
         _modules[path] = module
     target = getattr(module, function)
     if not callable(target):

@@ -54,6 +54,8 @@ VERSION = "0.2.0"
 # mozaiks 0.2.0 takes any PyYAML; mzk reads YAML by the rules of this one
 # (the newest, what a fresh install gets), so the oracle cannot drift.
 PYYAML = "6.0.4"
+# The in-memory MongoDB the runtime stage (engines.py) runs mozaiks with.
+MONGOMOCK_MOTOR = "0.0.36"
 NETWORK_MARKERS = (
     "NewConnectionError",
     "Failed to establish a new connection",
@@ -115,7 +117,7 @@ def ensure_reference(cache):
 def _ensure_reference(cache):
     venv = cache / "venv"
     python = venv / "bin" / "python"
-    ok = python.exists() and run([str(python), "-c", "import mozaiksai, yaml; "
+    ok = python.exists() and run([str(python), "-c", "import mozaiksai, yaml, mongomock_motor; "
                                   f"assert yaml.__version__ == {PYYAML!r}"]).returncode == 0
     if not ok:
         note(f"installing mozaiks=={VERSION} from PyPI into {venv} (once)")
@@ -125,7 +127,8 @@ def _ensure_reference(cache):
             note(f"error: cannot create a virtualenv: {result.stderr}")
             sys.exit(2)
         result = run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                      "--timeout", "30", f"mozaiks=={VERSION}", f"PyYAML=={PYYAML}"])
+                      "--timeout", "30", f"mozaiks=={VERSION}", f"PyYAML=={PYYAML}",
+                      f"mongomock-motor=={MONGOMOCK_MOTOR}"])
         if result.returncode != 0:
             pip_failed("installed", result)
     corpus = cache / "corpus" / "workflows"

@@ -33,11 +33,11 @@ fn an_empty_cache_installs_the_reference_and_prints_only_its_paths() {
         "{python:?} is not under the fresh cache"
     );
     let imports = std::process::Command::new(&python)
-        .args(["-c", "import mozaiksai, yaml"])
+        .args(["-c", "import mozaiksai, yaml, mongomock_motor"])
         .status()
         .expect("the reference's python runs");
     assert!(
         imports.success(),
-        "{python:?} cannot import mozaiks and PyYAML"
+        "{python:?} cannot import mozaiks, PyYAML and mongomock-motor"
     );
 }

@@ -323,13 +323,13 @@ fn ctrl_c_ends_the_run_as_interrupted_by_the_runner_itself() {
 
 #[test]
 fn a_failed_run_keeps_every_event_and_exits_1() {
-    let root = fixture_copy("Outputs", "failed");
+    let root = fixture_copy("Chain", "failed");
     let out = mzk(
         &[
             "run",
-            "Outputs",
+            "Chain",
             "--scenario",
-            "Outputs/scenarios/model_error.yaml",
+            "Chain/scenarios/model_error_no_retry.yaml",
             "--json",
         ],
         &root,
@@ -343,7 +343,7 @@ fn a_failed_run_keeps_every_event_and_exits_1() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("scenario passed"));
     let events = json_lines(&out);
     let id = events[0]["run_id"].as_str().unwrap().to_string();
-    let shown = show(&root, "Outputs", &id);
+    let shown = show(&root, "Chain", &id);
     assert_eq!(shown["run"]["status"], "failed");
     assert_eq!(
         shown["run"]["error"],
@@ -363,14 +363,14 @@ fn a_failed_run_keeps_every_event_and_exits_1() {
         "responses:\n  A: [{error: planned agent failure}]\n",
     )
     .unwrap();
-    let out = mzk(&["run", "Outputs", "--scenario", "no_expect.yaml"], &root);
+    let out = mzk(&["run", "Chain", "--scenario", "no_expect.yaml"], &root);
     assert_eq!(out.status.code(), Some(1));
     let saved = String::from_utf8_lossy(&out.stderr);
     assert!(
         saved.contains("mzk: saved as run ") && saved.contains("`mzk runs show "),
         "a run says where it is kept: {saved}"
     );
-    let list = mzk(&["runs", "list", "Outputs"], &root);
+    let list = mzk(&["runs", "list", "Chain"], &root);
     let text = String::from_utf8_lossy(&list.stdout);
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
@@ -404,13 +404,13 @@ fn a_failed_run_keeps_every_event_and_exits_1() {
         .take_while(|(a, b)| a == b)
         .count();
     let prefix = &id[..=differs];
-    let shown = mzk(&["runs", "show", prefix, "Outputs"], &root);
+    let shown = mzk(&["runs", "show", prefix, "Chain"], &root);
     let shown_text = String::from_utf8_lossy(&shown.stdout);
     assert!(
         shown_text.starts_with(&format!("run {id} ")),
         "{shown_text}"
     );
-    let ambiguous = mzk(&["runs", "show", "2", "Outputs"], &root);
+    let ambiguous = mzk(&["runs", "show", "2", "Chain"], &root);
     assert_eq!(ambiguous.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&ambiguous.stderr).contains("begins 2 runs"),

@@ -4,7 +4,9 @@
 
 use crate::base::TextRange;
 use crate::diagnostics::{Diagnostic, Fix};
-use crate::model::python::{auto_tool_key, Binding, BindingOwner, BindingTarget};
+use crate::model::python::{
+    auto_tool_key, Binding, BindingOwner, BindingTarget, AUTO_TOOL_METADATA,
+};
 use crate::model::{Bundle, Name};
 use crate::rules::Rule;
 use crate::syntax::python::{Function, Module, ParamKind};
@@ -131,15 +133,6 @@ fn binding_target(bundle: &Bundle, binding: &Binding, out: &mut Vec<Diagnostic>)
     }
 }
 
-/// Names the auto-tool handler passes besides the model's fields.
-const AUTO_TOOL_METADATA: &[&str] = &[
-    "chat_id",
-    "app_id",
-    "workflow_name",
-    "turn_idempotency_key",
-    "agent_name",
-    "agent",
-];
 const RUN_LEVEL_ARGUMENTS: &[&str] = &[
     "app_id",
     "execution_id",

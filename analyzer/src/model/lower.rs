@@ -237,6 +237,7 @@ pub fn lower(bundle: &mut Bundle, kind: FileKind, file: FileId, root: &Obj) {
                     model_visible: opt_bool(def, "model_visible"),
                     source_type: source.and_then(|s| l.field(s, "type")),
                     env_var: source.and_then(|s| l.field(s, "env_var")),
+                    source_required: source.and_then(|s| opt_bool(s, "required")),
                     default: source.and_then(|s| l.any(s, "default")),
                     triggers: source
                         .map(|s| {

@@ -294,6 +294,9 @@ pub struct Variable {
     pub source_type: Option<Name>,
     /// `source.env_var` of `config` variables.
     pub env_var: Option<Name>,
+    /// `source.required`: a runtime or config value mozaiks refuses to
+    /// start without.
+    pub source_required: Option<bool>,
     pub default: Option<Node>,
     pub triggers: Vec<ContextTrigger>,
     /// The definition's mapping.

@@ -10,6 +10,17 @@ use crate::base::fs::{normalize, FileSystem};
 use crate::base::FileId;
 use crate::syntax::python;
 
+/// Names mozaiks' auto-tool handler passes besides the structured output's
+/// fields (when the function declares them).
+pub const AUTO_TOOL_METADATA: &[&str] = &[
+    "chat_id",
+    "app_id",
+    "workflow_name",
+    "turn_idempotency_key",
+    "agent_name",
+    "agent",
+];
+
 /// How the auto-tool handler matches a structured-output field to a
 /// parameter of the tool (runtime-semantics §5.4): by ASCII letters and
 /// digits, lower-cased, so `PhaseAgents`, `phase_agents` and `phaseAgents`

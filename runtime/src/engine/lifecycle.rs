@@ -8,22 +8,32 @@ use serde_json::{json, Map, Value};
 
 use super::rules::{is_user, present, Next};
 use super::{Engine, RunState};
-use crate::context::{coerce, Bridge, Loader};
+use crate::context::{Bridge, Loader};
 use crate::error::Error;
 use crate::events::Event;
 use crate::python::{CallKind, CallRequest, WorkerError};
 use crate::status::RunStatus;
-use crate::value::yaml_to_json;
 
 impl<'a> Engine<'a> {
     /// Runs from the start until the run completes, fails or pauses.
     pub async fn start(&mut self) -> &RunState {
-        self.initial_context();
+        // mozaiks refuses before it has a context (or a run) at all.
+        let missing = super::initial::missing_required(
+            self.bundle,
+            &super::initial_context(self.bundle, &self.opts),
+        );
+        if missing.is_none() {
+            self.initial_context();
+        }
         let seed = self.seed();
         let max_turns = self.state.cap - 1;
         let initial = self.initial_agent_name();
         self.emit_started(&initial, &seed, max_turns);
         self.checkpoint();
+        if let Some(error) = missing {
+            self.fail("internal_error", &error, None).await;
+            return &self.state;
+        }
         if let Err(error) = self.before_chat().await {
             self.fail("failed", &error.to_string(), None).await;
             return &self.state;
@@ -123,6 +133,7 @@ impl<'a> Engine<'a> {
             initial_agent: initial.to_string(),
             seed: seed.to_string(),
             max_turns,
+            engine: None,
         });
     }
 
@@ -163,35 +174,7 @@ impl<'a> Engine<'a> {
 
     /// §3.1: declared values, the run identity, then the seeded context.
     pub(super) fn initial_context(&mut self) {
-        let mut ctx = Map::new();
-        for v in &self.bundle.variables {
-            let source = v.source_type.as_ref().map_or("state", |s| s.text.as_str());
-            let declared_type = v.declared_type.as_ref().map(|t| t.text.as_str());
-            let default = v.default.as_ref().map_or(Value::Null, yaml_to_json);
-            let value = match source {
-                "state" | "data_reference" => coerce(declared_type, default),
-                "config" => v
-                    .env_var
-                    .as_ref()
-                    .and_then(|e| std::env::var(e.text.trim()).ok())
-                    .map(|s| coerce(declared_type, Value::String(s)))
-                    .unwrap_or_else(|| coerce(declared_type, default)),
-                "file" => coerce(declared_type, default),
-                "data_entity" => continue,
-                _ => Value::Null,
-            };
-            ctx.insert(v.name.text.clone(), value);
-        }
-        ctx.insert("workflow_name".into(), json!(self.state.workflow));
-        ctx.insert("app_id".into(), json!(self.opts.app_id));
-        ctx.insert("chat_id".into(), json!(self.state.run_id));
-        ctx.insert("user_id".into(), json!(self.opts.user_id));
-        ctx.insert("database_schema_available".into(), json!(false));
-        ctx.insert("database_schema_db".into(), Value::Null);
-        for (k, v) in &self.opts.context {
-            ctx.insert(k.clone(), v.clone());
-        }
-        self.state.context = ctx;
+        self.state.context = super::initial_context(self.bundle, &self.opts);
     }
 
     /// §1.4 step 5: `before_chat` tools write as the runtime; they may not
@@ -324,6 +307,20 @@ impl<'a> Engine<'a> {
         let _ = self
             .call_traced(&request, &format!("lifecycle:{trigger}"), &mut bridge)
             .await;
+        if trigger == "on_fail" {
+            // mozaiks 0.2.0 runs on_fail after the channel has closed, on a
+            // copy of its context: the writes never reach the run
+            // (orchestration_patterns.py, after the runner returns).
+            for key in pending.keys() {
+                self.emit(Event::Notice {
+                    message: format!(
+                        "on_fail tool {} wrote `{key}`, which mozaiks drops: on_fail runs after the run's context is final",
+                        request.function
+                    ),
+                });
+            }
+            return;
+        }
         self.commit(pending);
     }
 

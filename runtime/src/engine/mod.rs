@@ -4,14 +4,16 @@
 //!
 //! This file holds the engine's state and options; `lifecycle` starts, resumes
 //! and ends runs, `turns` is the turn loop and transition selection (`rules`
-//! compiles the graph), `prompts` builds system prompts, `tools` the tool specs
-//! and Python calls, `batch_glue` hands task batches to `crate::batches`.
+//! compiles the graph), `agent_turn` is one agent's turn, `prompts` builds
+//! system prompts, `tools` the tool specs and Python calls, `batch_glue` hands
+//! task batches to `crate::batches`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use initial::initial_context;
 use mzk_analyzer::model::{Bundle, ConditionType};
 use rules::{compile_rules, present, Rule};
 use serde::{Deserialize, Serialize};
@@ -25,7 +27,9 @@ use crate::python::Worker;
 use crate::scenario::{Observed, UserScript};
 use crate::status::RunStatus;
 
+mod agent_turn;
 mod batch_glue;
+mod initial;
 mod lifecycle;
 mod prompts;
 mod rules;
@@ -92,6 +96,10 @@ pub struct RunState {
     pub run_id: String,
     pub workflow: String,
     pub backend: String,
+    /// `mozaiks` for a run of the real runtime (`--engine mozaiks`), which
+    /// cannot be continued by mzk's engine; empty for mzk's own.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub engine: String,
     pub context: Map<String, Value>,
     /// Turns as the reference counts them: the opening text, every packet
     /// and every user reply.
@@ -210,7 +218,7 @@ impl<'a> Engine<'a> {
             rules: compile_rules(bundle),
             routed_tools,
             backend,
-            worker: Worker::new(opts.python.clone()),
+            worker: Worker::for_bundle(opts.python.clone(), &bundle.dir, &workflow),
             sink,
             opts,
             state,

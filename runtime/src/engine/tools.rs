@@ -278,7 +278,32 @@ impl<'a> Engine<'a> {
             Some(_) => None,
         };
         let code = match refusal {
-            Some(code) => Some(code),
+            Some(code) => {
+                // mozaiks calls the wrapped tool all the same: its outcome
+                // wrapper answers for it without running the body
+                // (tool_outcomes.py `begin`), and the call is reported.
+                let call_id = self.next_call_id();
+                self.emit(Event::ToolCall {
+                    agent: request.agent.clone(),
+                    tool: request.function.clone(),
+                    call_id: call_id.clone(),
+                    arguments: request.args.clone(),
+                    kind: "auto".into(),
+                });
+                self.emit(Event::ToolResult {
+                    agent: request.agent.clone(),
+                    tool: request.function.clone(),
+                    call_id,
+                    ok: true,
+                    result: Some(
+                        json!({result_field.as_str(): error_value, "outcome_error": code}),
+                    ),
+                    error: None,
+                    traceback: None,
+                    elapsed_ms: 0.0,
+                });
+                Some(code)
+            }
             None => {
                 let c = count.unwrap_or(0) + 1;
                 set_pending(pending, &attempts_key, json!(c), &writer);

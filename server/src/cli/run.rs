@@ -10,8 +10,9 @@ use std::time::Duration;
 use mzk_analyzer::base::Severity;
 use mzk_analyzer::Analysis;
 use mzk_runtime::backend::{BackendKind, ModelBackend};
-use mzk_runtime::choice::{ChoiceError, ModelChoice};
+use mzk_runtime::choice::{ChoiceError, EngineKind, ModelChoice};
 use mzk_runtime::history::{self, History, RecordingSink};
+use mzk_runtime::mozaiks::{MozaiksEngine, ENGINE_UNAVAILABLE};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
 use mzk_runtime::{Engine, Error, Event, RunOptions};
@@ -37,6 +38,11 @@ pub struct RunArgs {
     /// OpenAI-compatible endpoint).
     #[arg(long, value_parser = backend_parser())]
     backend: Option<BackendKind>,
+    /// The runtime: `mzk` (mzk's own engine, the default) or `mozaiks` (the
+    /// real mozaiks 0.2.0 installed in --python's environment, offline, its
+    /// model served by mzk on 127.0.0.1).
+    #[arg(long, value_parser = engine_parser(), default_value = "mzk")]
+    engine: EngineKind,
     /// openai: the endpoint up to /v1 (default: MZK_OPENAI_BASE_URL,
     /// OPENAI_BASE_URL, else https://api.openai.com/v1). The key is read from
     /// MZK_OPENAI_API_KEY or OPENAI_API_KEY.
@@ -95,6 +101,13 @@ fn backend_parser() -> impl clap::builder::TypedValueParser<Value = BackendKind>
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(BackendKind::names())
         .try_map(|name| BackendKind::parse(&name))
+}
+
+/// `--engine`: the names `mzk_runtime::choice` knows.
+pub(crate) fn engine_parser() -> impl clap::builder::TypedValueParser<Value = EngineKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(EngineKind::ALL.map(EngineKind::name))
+        .try_map(|name| EngineKind::parse(&name))
 }
 
 #[derive(clap::Args, Debug)]
@@ -394,6 +407,12 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.engine == EngineKind::Mozaiks && args.resume.is_some() {
+        eprintln!(
+            "mzk: --engine mozaiks runs cannot be resumed: a paused mozaiks run lives in its own process, which ends with the run; give the user's replies up front (a scenario's `user:` replies, or --auto-reply)"
+        );
+        return ExitCode::from(2);
+    }
     let resuming = args.resume.clone();
     let run_id = resuming.clone().unwrap_or_else(history::new_run_id);
     let mut options = RunOptions::new(
@@ -420,6 +439,10 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
     let saved = match &resuming {
         Some(id) => match history.load_state(id) {
+            Ok(Some(state)) if state.engine == EngineKind::Mozaiks.name() => {
+                eprintln!("mzk: run {id} ran on the mozaiks engine, whose paused runs end with their process; start a new run (a scenario's `user:` replies or --auto-reply answer pauses as they come)");
+                return ExitCode::from(2);
+            }
             Ok(Some(state)) if state.status == RunStatus::Paused && args.reply.is_some() => {
                 Some(state)
             }
@@ -453,7 +476,12 @@ pub fn run(args: RunArgs) -> ExitCode {
     let started = if saved.is_some() {
         history.claim(&run_id)
     } else {
-        history.create_run(&run_id, &workflow, &bundle_label, backend.name())
+        // The engine shows beside the model in `mzk runs`.
+        let model = match args.engine {
+            EngineKind::Mzk => backend.name().to_string(),
+            EngineKind::Mozaiks => format!("{}@mozaiks", backend.name()),
+        };
+        history.create_run(&run_id, &workflow, &bundle_label, &model)
     };
     if let Err(e) = started {
         eprintln!("mzk: {e}");
@@ -467,46 +495,60 @@ pub fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let expectation = scenario.as_ref().and_then(|s| s.expect.clone());
-    let final_state = runtime.block_on(async {
-        let mut engine = Engine::new(bundle, backend, &mut sink, options);
-        let interrupted = {
-            let work = async {
-                match (saved, args.reply.as_deref()) {
-                    (Some(state), Some(reply)) => {
-                        engine.restore(state);
-                        engine
-                            .resume(reply)
-                            .await
-                            .map(|_| ())
-                            .map_err(|e| e.to_string())
+    let final_state = match args.engine {
+        EngineKind::Mzk => runtime.block_on(async {
+            let mut engine = Engine::new(bundle, backend, &mut sink, options);
+            let interrupted = {
+                let work = async {
+                    match (saved, args.reply.as_deref()) {
+                        (Some(state), Some(reply)) => {
+                            engine.restore(state);
+                            engine
+                                .resume(reply)
+                                .await
+                                .map(|_| ())
+                                .map_err(|e| e.to_string())
+                        }
+                        (Some(state), None) => {
+                            engine.restore(state);
+                            engine
+                                .recover()
+                                .await
+                                .map(|_| ())
+                                .map_err(|e| e.to_string())
+                        }
+                        (None, _) => {
+                            engine.start().await;
+                            Ok(())
+                        }
                     }
-                    (Some(state), None) => {
-                        engine.restore(state);
-                        engine
-                            .recover()
-                            .await
-                            .map(|_| ())
-                            .map_err(|e| e.to_string())
-                    }
-                    (None, _) => {
-                        engine.start().await;
-                        Ok(())
-                    }
+                };
+                tokio::select! {
+                    result = work => result.err(),
+                    _ = tokio::signal::ctrl_c() => Some(String::from("interrupted")),
                 }
             };
-            tokio::select! {
-                result = work => result.err(),
-                _ = tokio::signal::ctrl_c() => Some(String::from("interrupted")),
+            if interrupted.as_deref() == Some("interrupted") {
+                engine.interrupt();
+            } else if let Some(e) = interrupted {
+                eprintln!("mzk: {e}");
             }
-        };
-        if interrupted.as_deref() == Some("interrupted") {
-            engine.interrupt();
-        } else if let Some(e) = interrupted {
-            eprintln!("mzk: {e}");
-        }
-        engine.shutdown().await;
-        engine.state.clone()
-    });
+            engine.shutdown().await;
+            engine.state.clone()
+        }),
+        EngineKind::Mozaiks => runtime.block_on(async {
+            let mut engine = MozaiksEngine::new(bundle, backend, &mut sink, options);
+            // Dropping the run's future stops the driver and its processes.
+            let interrupted = tokio::select! {
+                _ = engine.start() => false,
+                _ = tokio::signal::ctrl_c() => true,
+            };
+            if interrupted {
+                engine.interrupt();
+            }
+            engine.state.clone()
+        }),
+    };
     let stored = match sink.storage_error() {
         Some(e) => {
             eprintln!("mzk: warning: {e}");
@@ -541,6 +583,13 @@ pub fn run(args: RunArgs) -> ExitCode {
             None => args.bundle.display().to_string(),
         };
         eprintln!("mzk: saved as run {run_id} — `mzk runs show {run_id} {history}` replays it");
+    }
+    if final_state.reason == ENGINE_UNAVAILABLE {
+        // The human form's last line already said why.
+        if let (true, Some(error)) = (args.json, &final_state.error) {
+            eprintln!("mzk: {error}");
+        }
+        return ExitCode::from(2);
     }
     if let Some(expect) = expectation {
         match expect.first_divergence(&final_state.observed()) {

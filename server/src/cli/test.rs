@@ -8,8 +8,10 @@ use std::process::ExitCode;
 
 use mzk_analyzer::model::Bundle;
 use mzk_analyzer::{discover_bundles, RealFs};
+use mzk_runtime::choice::EngineKind;
+use mzk_runtime::compare::{differences, Difference};
 use mzk_runtime::python::Worker;
-use mzk_runtime::suite::{run_file, scenario_files, Coverage};
+use mzk_runtime::suite::{run_file, scenario_files, Coverage, ScenarioRun};
 use mzk_runtime::RunOptions;
 use serde_json::{json, Value};
 
@@ -30,6 +32,22 @@ pub struct TestArgs {
     /// The Python interpreter for tools (default: MZK_PYTHON, the bundle's venv, else python3).
     #[arg(long)]
     python: Option<PathBuf>,
+    /// The runtime: `mzk` (its own engine), `mozaiks` (the real mozaiks
+    /// 0.2.0 in --python's environment) or `both`: every scenario on each,
+    /// and where their runs differ.
+    #[arg(long, value_enum, default_value = "mzk")]
+    engine: TestEngine,
+    /// With `--engine both`: write each scenario's two traces and their
+    /// differences to this JSON file.
+    #[arg(long, value_name = "FILE.json")]
+    diff_json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestEngine {
+    Mzk,
+    Mozaiks,
+    Both,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,6 +119,8 @@ pub fn run(args: TestArgs) -> ExitCode {
     // Each failure with where it is, for the recap at the end.
     let mut failures: Vec<String> = Vec::new();
     let started = std::time::Instant::now();
+    // `--engine both`: each scenario's traces, for --diff-json.
+    let mut compared: Vec<Value> = Vec::new();
     for dir in dirs {
         let analysis = match super::run::checked_bundle(&dir) {
             Ok(a) => a,
@@ -140,7 +160,7 @@ pub fn run(args: TestArgs) -> ExitCode {
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             let options = RunOptions::new(format!("test-{name}"), python.clone());
             let clock = std::time::Instant::now();
-            let outcome = runtime.block_on(run_file(bundle, &file, options));
+            let outcome = runtime.block_on(run_engines(bundle, &file, options, args.engine));
             let took = format!("({:.2} s)", clock.elapsed().as_secs_f64());
             match outcome {
                 Err(e) => {
@@ -148,14 +168,17 @@ pub fn run(args: TestArgs) -> ExitCode {
                     say(format!("  FAIL {name}: {e} {took}"));
                     failures.push(format!("{}: {e}", display(&file)));
                 }
-                Ok(result) if result.scenario.expect.is_none() => {
+                Ok(runs) if runs.expected_nothing() && runs.differences.is_none() => {
                     skipped += 1;
                     say(format!("  skip {name}: states no expected outcome"));
                 }
-                Ok(result) => {
+                Ok(runs) => {
                     scenarios += 1;
-                    fired.extend(result.state.rules.iter().copied());
-                    match result.divergence {
+                    fired.extend(runs.first().state.rules.iter().copied());
+                    if let Some(record) = runs.record(&display(&file)) {
+                        compared.push(record);
+                    }
+                    match runs.verdict() {
                         None => {
                             passed += 1;
                             say(format!("  ok   {name} {took}"));
@@ -163,6 +186,9 @@ pub fn run(args: TestArgs) -> ExitCode {
                         Some(d) => {
                             failed += 1;
                             say(format!("  FAIL {name}: {d} {took}"));
+                            for line in runs.difference_lines() {
+                                say(format!("         {line}"));
+                            }
                             failures.push(format!("{}: {d}", display(&file)));
                         }
                     }
@@ -229,6 +255,14 @@ pub fn run(args: TestArgs) -> ExitCode {
         ),
         CoverageFormat::Lcov => out!("{}", lcov(&coverages)),
     }
+    if let Some(path) = &args.diff_json {
+        let report = json!({"version": 1, "scenarios": compared});
+        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("mzk: {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     if let (true, Some(min)) = (below, args.min_coverage) {
         eprintln!("mzk: transition coverage is below --min-coverage {min}%");
     }
@@ -236,6 +270,106 @@ pub fn run(args: TestArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// A scenario's runs: on one engine, or on both with their differences.
+struct EngineRuns {
+    runs: Vec<(EngineKind, ScenarioRun)>,
+    /// `--engine both`: where mozaiks' run differs from mzk's.
+    differences: Option<Vec<Difference>>,
+}
+
+async fn run_engines(
+    bundle: &Bundle,
+    file: &Path,
+    options: RunOptions,
+    engine: TestEngine,
+) -> Result<EngineRuns, mzk_runtime::Error> {
+    let engines: &[EngineKind] = match engine {
+        TestEngine::Mzk => &[EngineKind::Mzk],
+        TestEngine::Mozaiks => &[EngineKind::Mozaiks],
+        TestEngine::Both => &[EngineKind::Mzk, EngineKind::Mozaiks],
+    };
+    let mut runs = Vec::new();
+    for &kind in engines {
+        runs.push((kind, run_file(bundle, file, options.clone(), kind).await?));
+    }
+    let differences = match runs.as_slice() {
+        [(_, mzk), (_, mozaiks)] => Some(differences(&mzk.trace(), &mozaiks.trace())),
+        _ => None,
+    };
+    Ok(EngineRuns { runs, differences })
+}
+
+impl EngineRuns {
+    fn first(&self) -> &ScenarioRun {
+        &self.runs[0].1
+    }
+
+    fn expected_nothing(&self) -> bool {
+        self.first().scenario.expect.is_none()
+    }
+
+    /// Why the scenario fails: an engine missing its expected outcome, or
+    /// the engines parting ways.
+    fn verdict(&self) -> Option<String> {
+        let missed: Vec<String> = self
+            .runs
+            .iter()
+            .filter_map(|(kind, run)| {
+                let d = run.divergence.as_ref()?;
+                Some(match self.runs.len() {
+                    1 => d.clone(),
+                    _ => format!("{} engine: {d}", kind.name()),
+                })
+            })
+            .collect();
+        if !missed.is_empty() {
+            return Some(missed.join("; "));
+        }
+        match self.differences.as_deref() {
+            Some([]) | None => None,
+            Some(found) => Some(format!(
+                "the engines differ in {}",
+                found
+                    .iter()
+                    .map(|d| d.aspect)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    fn difference_lines(&self) -> Vec<String> {
+        self.differences
+            .iter()
+            .flatten()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The scenario's entry in --diff-json.
+    fn record(&self, file: &str) -> Option<Value> {
+        let differences = self.differences.as_ref()?;
+        let traces: serde_json::Map<String, Value> = self
+            .runs
+            .iter()
+            .map(|(kind, run)| {
+                (
+                    kind.name().to_string(),
+                    json!({
+                        "trace": run.trace(),
+                        "divergence": run.divergence,
+                    }),
+                )
+            })
+            .collect();
+        Some(json!({
+            "scenario": file,
+            "differences": differences,
+            "engines": traces,
+        }))
     }
 }
 
