@@ -18,8 +18,9 @@ pub struct Trace {
     pub speakers: Vec<String>,
     /// transition_graph.yaml indexes of the rules that fired, in order.
     pub rules: Vec<usize>,
-    /// `agent: tool(arguments)` for each tool the model called and
-    /// `agent: tool (auto)` for each auto tool, in order.
+    /// `agent: tool(arguments)` for each tool the model called (the calls
+    /// of one reply sorted) and `agent: tool (auto)` for each auto tool, in
+    /// order.
     pub tool_calls: Vec<String>,
     /// `key = value` for each write that changed the context, in order.
     pub context_writes: Vec<String>,
@@ -40,7 +41,16 @@ impl Trace {
         // Writes are compared as changes: mozaiks' bridge sets unchanged
         // values again with each packet, mzk's does not.
         let mut current = initial.clone();
+        // The calls of one model reply, compared as a set: AG2 runs them
+        // concurrently and mozaiks reports them in the order they start.
+        let mut reply_calls: Vec<String> = Vec::new();
         for event in events {
+            if !matches!(event, Event::ToolCall { kind, .. } if kind == "llm")
+                && !matches!(event, Event::ToolResult { .. })
+            {
+                reply_calls.sort();
+                tool_calls.append(&mut reply_calls);
+            }
             match event {
                 Event::ToolCall {
                     agent,
@@ -49,7 +59,7 @@ impl Trace {
                     kind,
                     ..
                 } if kind == "llm" => {
-                    tool_calls.push(format!("{agent}: {tool}({})", canonical(arguments)));
+                    reply_calls.push(format!("{agent}: {tool}({})", canonical(arguments)));
                 }
                 Event::ToolCall {
                     agent, tool, kind, ..
@@ -76,6 +86,8 @@ impl Trace {
                 _ => {}
             }
         }
+        reply_calls.sort();
+        tool_calls.append(&mut reply_calls);
         Trace {
             speakers: state.agents.clone(),
             rules: state.rules.clone(),
@@ -324,6 +336,57 @@ mod tests {
             trace.context_writes,
             [r#"plan = "gold""#, r#"r = {"a": {"x": 1}}"#]
         );
+    }
+
+    #[test]
+    fn the_calls_of_one_reply_compare_as_a_set() {
+        use crate::engine::RunState;
+        use crate::events::Event;
+        let call = |tool: &str| Event::ToolCall {
+            agent: "A".into(),
+            tool: tool.into(),
+            call_id: tool.into(),
+            arguments: json!({}),
+            kind: "llm".into(),
+        };
+        let result = |tool: &str| Event::ToolResult {
+            agent: "A".into(),
+            tool: tool.into(),
+            call_id: tool.into(),
+            ok: true,
+            result: None,
+            error: None,
+            traceback: None,
+            elapsed_ms: 0.0,
+        };
+        let turn = Event::TurnStarted {
+            agent: "A".into(),
+            turn: 2,
+        };
+        let empty = serde_json::Map::new();
+        let state = RunState::default();
+        let mzk = [
+            call("b"),
+            result("b"),
+            call("a"),
+            result("a"),
+            turn.clone(),
+            call("c"),
+        ];
+        let mozaiks = [
+            call("a"),
+            call("b"),
+            result("a"),
+            result("b"),
+            turn,
+            call("c"),
+        ];
+        let (mzk, mozaiks) = (
+            Trace::of(&state, &mzk, &empty),
+            Trace::of(&state, &mozaiks, &empty),
+        );
+        assert_eq!(mzk.tool_calls, ["A: a({})", "A: b({})", "A: c({})"]);
+        assert!(differences(&mzk, &mozaiks).is_empty());
     }
 
     #[test]

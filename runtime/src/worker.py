@@ -18,6 +18,7 @@ _out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
 sys.stdout = sys.stderr
 _loop = asyncio.new_event_loop()
 _modules = {}
+_by_name = {}
 
 
 def _send(message):
@@ -229,10 +230,12 @@ def _bind_workflow_packages(base_dir, workflow):
 
 
 def _import_paths(base_dir, path):
-    """mozaiks' order, first on sys.path: the tool's folder, the bundle, the
-    workflows root and the folder above it."""
-    order = [os.path.dirname(path), base_dir, os.path.dirname(base_dir),
-             os.path.dirname(os.path.dirname(base_dir))]
+    """mozaiks' order, first on sys.path (`_ensure_workflow_import_paths`):
+    the folder above the workflows root, the workflows root, the bundle,
+    then the tool's folder, each resolved."""
+    order = [os.path.dirname(os.path.dirname(base_dir)), os.path.dirname(base_dir), base_dir,
+             os.path.dirname(path)]
+    order = [os.path.realpath(entry) for entry in order]
     for entry in reversed(order):
         if entry in sys.path:
             sys.path.remove(entry)
@@ -252,6 +255,11 @@ def _load(path, function):
         if inside:
             _import_paths(base_dir, path)
             name = "workflows.%s.tools.%s" % (workflow, os.path.splitext(os.path.basename(path))[0])
+            # mozaiks caches tool modules by name: a second file with the
+            # same stem gets the first one's module, as there.
+            if name in _by_name:
+                _modules[path] = _by_name[name]
+                return _attribute(_by_name[name], function, path)
         else:
             directory = os.path.dirname(path)
             for entry in (directory, os.path.dirname(directory)):
@@ -268,6 +276,11 @@ def _load(path, function):
                 sys.modules.pop(name, None)
             raise
         _modules[path] = module
+        _by_name[name] = module
+    return _attribute(module, function, path)
+
+
+def _attribute(module, function, path):
     target = getattr(module, function)
     if not callable(target):
         raise TypeError("%s in %s is not callable" % (function, path))

@@ -36,13 +36,18 @@ fn backend() -> ScenarioBackend {
 }
 
 fn post(url: &str, agent: Option<&str>, body: &Value) -> (u16, String) {
+    post_with_key(url, agent, body, "k1")
+}
+
+fn post_with_key(url: &str, agent: Option<&str>, body: &Value, key: &str) -> (u16, String) {
     let agent_client: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
         .into();
     let mut request = agent_client
         .post(url)
-        .header("content-type", "application/json");
+        .header("content-type", "application/json")
+        .header("authorization", &format!("Bearer {key}"));
     if let Some(agent) = agent {
         request = request.header("X-Mzk-Agent", agent);
     }
@@ -58,7 +63,9 @@ fn a_scripted_turn_is_served_as_ag2_asks_for_it() {
         .enable_all()
         .build()
         .unwrap();
-    let endpoint = rt.block_on(Endpoint::serve(Arc::new(backend()))).unwrap();
+    let endpoint = rt
+        .block_on(Endpoint::serve(Arc::new(backend()), "k1".into()))
+        .unwrap();
     let url = format!("{}/chat/completions", endpoint.base_url());
     assert!(url.starts_with("http://127.0.0.1:"));
     let first = json!({"model": "m", "stream": true, "messages": [
@@ -91,5 +98,9 @@ fn a_scripted_turn_is_served_as_ag2_asks_for_it() {
     let (status, body) = post(&url, None, &first);
     assert_eq!(status, 400);
     assert!(body.contains("X-Mzk-Agent"), "{body}");
+    assert_eq!(endpoint.requests(), 4);
+    // Nor one without the run's key.
+    let (status, _) = post_with_key(&url, Some("A"), &first, "other");
+    assert_eq!(status, 401);
     assert_eq!(endpoint.requests(), 4);
 }

@@ -70,6 +70,14 @@ def real_bundle_copies(corpus, work):
     return folders
 
 
+def scenario_files(bundle):
+    """The scenarios `mzk test` runs (runtime/src/suite.rs `scenario_files`)."""
+    folder = bundle / "scenarios"
+    if not folder.is_dir():
+        return []
+    return [p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml", ".json")]
+
+
 def run_group(mzk, python, paths, out):
     env = dict(os.environ, MZK_MOZAIKS_IDLE_TIMEOUT=IDLE_TIMEOUT)
     started = time.monotonic()
@@ -101,7 +109,8 @@ def main():
     mzk = args.mzk.resolve()
     python, corpus = reference.ensure_reference(reference.cache_dir())
     table = intended_differences()
-    work = Path(tempfile.mkdtemp(prefix="mzk-engines-"))
+    # Resolved: mzk prints canonical paths (a symlinked TMPDIR would not match).
+    work = Path(tempfile.mkdtemp(prefix="mzk-engines-")).resolve()
     try:
         real = real_bundle_copies(corpus, work)
         fixtures = sorted(p for p in (REPO / "tests/fixtures/runtime").iterdir()
@@ -125,6 +134,20 @@ def main():
                 return 2
             records += json.loads((work / f"diff{i}.json").read_text())["scenarios"]
             print(f"group {i + 1}: {len(groups[i])} bundles in {took:.1f} s")
+        # Every scenario file must come back with both traces: a file that
+        # does not load, or a bundle mzk refuses, writes no record. A bundle
+        # with errors is refused by design: it needs a `refused` row.
+        refused = {relative(line.split(": has errors")[0].strip(), work)
+                   for result, _ in outcomes for line in result.stdout.splitlines()
+                   if line.endswith(": has errors, not run (`mzk check` explains them)")}
+        expected = sum(len(scenario_files(b)) for b in everything
+                       if relative(str(b), work) not in refused)
+        records += [{"scenario": name, "refused": True} for name in sorted(refused)]
+        if len(records) - len(refused) != expected:
+            print("\n".join(result.stdout for result, _ in outcomes))
+            print(f"error: {expected} scenario files, but {len(records)} ran on both engines "
+                  "(the FAIL lines above say why)", file=sys.stderr)
+            return 1
         return judge(records, table, work, real)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -137,10 +160,15 @@ def judge(records, table, work, real):
     mzk_missed = []
     for record in records:
         name = relative(record["scenario"], work)
-        divergence = record["engines"]["mzk"]["divergence"]
-        if divergence:
-            mzk_missed.append(f"{name}: {divergence}")
-        for difference in record["differences"]:
+        if record.get("refused"):
+            differences = [{"aspect": "refused", "mzk": "refused (the bundle has errors)",
+                            "mozaiks": "not run"}]
+        else:
+            differences = record["differences"]
+            divergence = record["engines"]["mzk"]["divergence"]
+            if divergence:
+                mzk_missed.append(f"{name}: {divergence}")
+        for difference in differences:
             row = next((i for i, (glob, aspect, _) in enumerate(table)
                         if fnmatch.fnmatchcase(name, glob) and aspect == difference["aspect"]), None)
             if row is None:
@@ -148,15 +176,19 @@ def judge(records, table, work, real):
             else:
                 used.add(row)
                 intended += 1
-    real_count = sum(1 for r in records if relative(r["scenario"], work).startswith("real/"))
-    print(f"{len(records)} scenarios ({real_count} on {len(real)} real bundles) through both engines: "
+    real_count = sum(1 for r in records
+                     if not r.get("refused") and relative(r["scenario"], work).startswith("real/"))
+    ran = sum(1 for r in records if not r.get("refused"))
+    print(f"{ran} scenarios ({real_count} on {len(real)} real bundles) through both engines: "
           f"{intended} intended differences, {len(unexpected)} unexpected")
     for name, d in unexpected:
         where = f" from #{d['at']}" if d.get("at") else ""
         print(f"  UNEXPECTED {name}: {d['aspect']}{where}: mzk {d['mzk']} | mozaiks {d['mozaiks']}")
     for line in mzk_missed:
         print(f"  FAIL (mzk's engine misses its scenario's outcome) {line}")
-    stale = [table[i] for i in range(len(table)) if i not in used]
+    # A row about timing in mozaiks may match nothing in a given run.
+    stale = [table[i] for i in range(len(table))
+             if i not in used and not table[i][2].startswith("**Timing.**")]
     for glob, aspect, _ in stale:
         print(f"  STALE row of {TABLE.relative_to(REPO)}: `{glob}` `{aspect}` matches no difference any more")
     return 1 if unexpected or mzk_missed or stale else 0

@@ -31,7 +31,12 @@ impl<'a> Engine<'a> {
         self.emit_started(&initial, &seed, max_turns);
         self.checkpoint();
         if let Some(error) = missing {
-            self.fail("internal_error", &error, None).await;
+            // Refused while loading the context: before mozaiks has a
+            // lifecycle manager, so no on_fail tool runs.
+            self.state.status = RunStatus::Failed;
+            self.state.reason = "internal_error".into();
+            self.state.error = Some(error);
+            self.finish_event();
             return &self.state;
         }
         if let Err(error) = self.before_chat().await {

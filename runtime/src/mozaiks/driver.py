@@ -130,8 +130,11 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
-# The protocol owns the real stdout; every other print goes to stderr.
-PROTOCOL_OUT = sys.stdout
+# The protocol owns a private copy of the real stdout (not inherited by
+# the processes tools start); file descriptor 1 itself becomes stderr, so
+# nothing else — a print, a child process — can write into the protocol.
+PROTOCOL_OUT = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+os.dup2(2, 1)
 sys.stdout = sys.stderr
 
 MOZAIKS_VERSION = "0.2.0"
@@ -281,12 +284,16 @@ def prepare_workspace(request: dict[str, Any]) -> str:
     bundle = os.path.abspath(request["bundle"])
     if not os.path.isfile(os.path.join(bundle, "orchestrator.yaml")):
         raise DriverError("bundle_refused", f"{bundle} is not a workflow bundle (no orchestrator.yaml)")
-    root = tempfile.mkdtemp(prefix="mzk-mozaiks-")
+    # Inside mzk's own folder for the run when it names one, so the one
+    # cleanup that removes it removes the copy too, however the driver ends.
+    parent_dir = request.get("workspace")
+    root = tempfile.mkdtemp(prefix="mzk-mozaiks-", dir=parent_dir if parent_dir else None)
     workflows = os.path.join(root, "workflows")
     shutil.copytree(
         bundle,
         os.path.join(workflows, request["workflow"]),
-        ignore=shutil.ignore_patterns(".mzk", "__pycache__", ".git"),
+        ignore=shutil.ignore_patterns(".mzk", "__pycache__", ".git", ".venv", "venv", "node_modules"),
+        ignore_dangling_symlinks=True,
     )
     # What the bundle's tools import from beside it, as in a real workflows
     # root: the shared helpers and the root package.
@@ -301,8 +308,11 @@ def prepare_workspace(request: dict[str, Any]) -> str:
     env["MOZAIKS_WORKFLOWS_PATH"] = workflows
     env["OPENAI_BASE_URL"] = request["base_url"]
     # A dummy key: the local endpoint needs none and a real one must not leak.
-    env["OPENAI_API_KEY"] = DUMMY_API_KEY
-    env["LLM_PRIMARY_API_KEY"] = DUMMY_API_KEY
+    # The endpoint's per-run key (mzk checks it): a real key never reaches
+    # mozaiks, and no other local process can use the endpoint.
+    key = str(request.get("api_key") or DUMMY_API_KEY)
+    env["OPENAI_API_KEY"] = key
+    env["LLM_PRIMARY_API_KEY"] = key
     env["DEFAULT_LLM_MODEL"] = str(request.get("model") or "mzk-scripted")
     env.pop("OPENAI_MODEL_FALLBACK", None)
     env["MOZAIKS_LLM_CONFIG_SKIP_MONGO"] = "1"
@@ -1315,7 +1325,23 @@ def one_line(message: str, workspace: str | None, bundle: str | None, workflow: 
     return " ".join(message.split())
 
 
+def leave_with_the_runner() -> None:
+    """mzk killed outright cannot stop the driver (it has a process group
+    of its own, so a terminal's Ctrl-C does not reach it): leave when
+    orphaned."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(EXIT_DRIVER_ERROR)
+
+    threading.Thread(target=watch, name="mzk-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
+    leave_with_the_runner()
     out = Protocol(PROTOCOL_OUT)
     # mozaiks' and AG2's warnings are useful on stderr; they never touch stdout.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)

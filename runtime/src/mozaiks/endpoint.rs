@@ -44,12 +44,15 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Listens on 127.0.0.1 (a free port) and answers with `backend`.
-    pub async fn serve(backend: Arc<dyn ModelBackend>) -> std::io::Result<Endpoint> {
+    /// Listens on 127.0.0.1 (a free port) and answers requests that carry
+    /// `key` as their bearer token with `backend`.
+    pub async fn serve(backend: Arc<dyn ModelBackend>, key: String) -> std::io::Result<Endpoint> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             backend,
+            authorization: format!("Bearer {key}"),
+            call_ids: AtomicU32::new(0),
             conversations: Mutex::new(HashMap::new()),
             synthetic_replies: AtomicU32::new(0),
             requests: AtomicU32::new(0),
@@ -99,6 +102,11 @@ impl Endpoint {
 
 struct Shared {
     backend: Arc<dyn ModelBackend>,
+    /// The run's key: another local process cannot use the endpoint (and,
+    /// with `--backend openai`, the user's key behind it).
+    authorization: String,
+    /// Tool-call ids are unique across the run's answers.
+    call_ids: AtomicU32,
     /// Per agent (and task): its turn count and a scripted body waiting for
     /// the request that carries the tool results.
     conversations: Mutex<HashMap<(String, Option<String>), Conversation>>,
@@ -134,6 +142,12 @@ async fn answer(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Answe
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     };
+    if header("authorization").as_deref() != Some(shared.authorization.as_str()) {
+        return Ok(error_answer(
+            StatusCode::UNAUTHORIZED,
+            "this endpoint serves one mzk run and answers only its key",
+        ));
+    }
     let agent = header(AGENT_HEADER);
     let task = header(TASK_HEADER);
     let body = match request.into_body().collect().await {
@@ -203,6 +217,9 @@ async fn respond(
                 });
             }
         } else {
+            // A new turn: a body kept for a follow-up that never came (the
+            // tool ended the turn, an attempt timed out) is not its answer.
+            conversation.pending_body = None;
             conversation.turns += 1;
         }
         conversation.turns
@@ -224,8 +241,14 @@ async fn respond(
 fn split_reply(
     shared: &Shared,
     key: (String, Option<String>),
-    reply: ModelReply,
+    mut reply: ModelReply,
 ) -> AssistantMessage {
+    for call in &mut reply.tool_calls {
+        if call.id.is_none() {
+            let n = shared.call_ids.fetch_add(1, Ordering::Relaxed);
+            call.id = Some(format!("call_mzk_{n}"));
+        }
+    }
     if reply.tool_calls.is_empty() {
         return AssistantMessage {
             content: Some(content_text(&reply.body)),

@@ -74,7 +74,8 @@ impl<'a> MozaiksEngine<'a> {
 
     /// Runs the bundle to its end (or a pause nobody answers).
     pub async fn start(&mut self) -> &RunState {
-        let endpoint = match Endpoint::serve(self.backend.clone()).await {
+        let key = run_key();
+        let endpoint = match Endpoint::serve(self.backend.clone(), key.clone()).await {
             Ok(e) => e,
             Err(e) => {
                 self.finish_failed(
@@ -84,7 +85,7 @@ impl<'a> MozaiksEngine<'a> {
                 return &self.state;
             }
         };
-        let files = match self.write_driver(&endpoint) {
+        let files = match self.write_driver(&endpoint, &key) {
             Ok(files) => files,
             Err(e) => {
                 self.finish_failed(
@@ -123,10 +124,12 @@ impl<'a> MozaiksEngine<'a> {
                 return &self.state;
             }
         };
-        let pid = child.id();
+        // Whatever ends the run — its end, an error, the future dropped on
+        // Ctrl-C — the driver's process group goes with it.
+        let group = ProcessGroup(child.id());
         self.pump(&mut child, &endpoint).await;
         let status = child.wait().await;
-        kill_group(pid);
+        drop(group);
         if !self.finished {
             let tail = stderr_tail(&stderr_path);
             let exit = status.map_or_else(|e| e.to_string(), |s| s.to_string());
@@ -139,7 +142,7 @@ impl<'a> MozaiksEngine<'a> {
     }
 
     /// The request file and the driver, in a folder that goes with the run.
-    fn write_driver(&self, endpoint: &Endpoint) -> std::io::Result<tempfile::TempDir> {
+    fn write_driver(&self, endpoint: &Endpoint, key: &str) -> std::io::Result<tempfile::TempDir> {
         let dir = tempfile::Builder::new().prefix("mzk-mozaiks-").tempdir()?;
         std::fs::write(dir.path().join("driver.py"), DRIVER_SOURCE)?;
         let request = json!({
@@ -153,8 +156,9 @@ impl<'a> MozaiksEngine<'a> {
             "app_id": self.opts.app_id,
             "user_id": self.opts.user_id,
             "chat_id": self.opts.run_id,
-            "initial_agent": self.opts.initial_agent,
             "mozaiks_version": MOZAIKS_VERSION,
+            "api_key": key,
+            "workspace": dir.path(),
         });
         std::fs::write(dir.path().join("request.json"), request.to_string())?;
         Ok(dir)
@@ -166,6 +170,9 @@ impl<'a> MozaiksEngine<'a> {
             return;
         };
         let mut lines = BufReader::new(stdout).lines();
+        // UI tools answered: the driver echoes each with the answer given
+        // (a null answer reads like a new question otherwise).
+        let mut answered = std::collections::HashSet::new();
         while let Ok(Some(line)) = lines.next_line().await {
             if line.trim().is_empty() {
                 continue;
@@ -201,7 +208,7 @@ impl<'a> MozaiksEngine<'a> {
                         response: None,
                         agent,
                         event_id,
-                    }) => {
+                    }) if answered.insert(event_id.clone()) => {
                         // The driver echoes the event with the answer given;
                         // unanswered, this one says so.
                         let answer =
@@ -255,7 +262,11 @@ impl<'a> MozaiksEngine<'a> {
                 *backend = self.state.backend.clone();
                 self.state.cap = max_turns.saturating_add(1);
             }
-            Event::TurnStarted { agent, .. } => self.state.agents.push(agent.clone()),
+            Event::TurnStarted { agent, turn } => {
+                // The opening text and one packet per earlier turn, so far.
+                self.state.turn_count = self.state.turn_count.max(*turn);
+                self.state.agents.push(agent.clone());
+            }
             Event::ModelResponse { body, .. } => {
                 self.state.last_message = match body {
                     Value::String(s) => s.clone(),
@@ -275,7 +286,8 @@ impl<'a> MozaiksEngine<'a> {
                 }
             }
             Event::Transition { rule: Some(i), .. } => self.state.rules.push(*i),
-            Event::Paused { agent, .. } => {
+            Event::Paused { agent, turn } => {
+                self.state.turn_count = *turn;
                 self.state.status = RunStatus::Paused;
                 self.state.reason = "awaiting_user_input".into();
                 self.state.paused_after = Some(agent.clone());
@@ -371,19 +383,37 @@ fn absolute(path: &std::path::Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Tools may start processes of their own: the driver's process group goes
-/// with it.
-fn kill_group(pid: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = pid {
-        // SAFETY: killpg only sends a signal; the group is the driver's own
-        // (process_group(0) made it its leader).
-        unsafe {
-            libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+/// The driver's process group (it leads it): tools may start processes of
+/// their own, and all of them end when this is dropped.
+struct ProcessGroup(Option<u32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            // SAFETY: killpg only sends a signal; the group is the driver's
+            // own (process_group(0) made it its leader).
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            }
         }
     }
-    #[cfg(not(unix))]
-    let _ = pid;
+}
+
+/// A key for this run's endpoint: 128 bits from the standard library's
+/// per-instance random hash keys.
+fn run_key() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    };
+    format!("mzk-{:016x}{:016x}", half(), half())
 }
 
 /// The driver's last words, for a run that stopped without saying why.

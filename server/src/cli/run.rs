@@ -407,6 +407,12 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.engine == EngineKind::Mozaiks && args.agent.is_some() {
+        eprintln!(
+            "mzk: --agent is for mzk's engine: mozaiks starts every run at orchestrator.initial_agent"
+        );
+        return ExitCode::from(2);
+    }
     if args.engine == EngineKind::Mozaiks && args.resume.is_some() {
         eprintln!(
             "mzk: --engine mozaiks runs cannot be resumed: a paused mozaiks run lives in its own process, which ends with the run; give the user's replies up front (a scenario's `user:` replies, or --auto-reply)"
@@ -538,7 +544,8 @@ pub fn run(args: RunArgs) -> ExitCode {
         }),
         EngineKind::Mozaiks => runtime.block_on(async {
             let mut engine = MozaiksEngine::new(bundle, backend, &mut sink, options);
-            // Dropping the run's future stops the driver and its processes.
+            // Dropping the run's future kills the driver's process group
+            // (and removes its folder); an orphaned driver leaves by itself.
             let interrupted = tokio::select! {
                 _ = engine.start() => false,
                 _ = tokio::signal::ctrl_c() => true,

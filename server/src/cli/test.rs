@@ -10,6 +10,7 @@ use mzk_analyzer::model::Bundle;
 use mzk_analyzer::{discover_bundles, RealFs};
 use mzk_runtime::choice::EngineKind;
 use mzk_runtime::compare::{differences, Difference};
+use mzk_runtime::mozaiks::ENGINE_UNAVAILABLE;
 use mzk_runtime::python::Worker;
 use mzk_runtime::suite::{run_file, scenario_files, Coverage, ScenarioRun};
 use mzk_runtime::RunOptions;
@@ -162,6 +163,11 @@ pub fn run(args: TestArgs) -> ExitCode {
             let clock = std::time::Instant::now();
             let outcome = runtime.block_on(run_engines(bundle, &file, options, args.engine));
             let took = format!("({:.2} s)", clock.elapsed().as_secs_f64());
+            // No mozaiks to run on: say what to install, once, and stop.
+            if let Some(error) = outcome.as_ref().ok().and_then(EngineRuns::unavailable) {
+                eprintln!("mzk: {error}");
+                return ExitCode::from(2);
+            }
             match outcome {
                 Err(e) => {
                     failed += 1;
@@ -305,6 +311,15 @@ async fn run_engines(
 impl EngineRuns {
     fn first(&self) -> &ScenarioRun {
         &self.runs[0].1
+    }
+
+    /// Why the mozaiks engine could not run at all, if it could not.
+    fn unavailable(&self) -> Option<&str> {
+        self.runs
+            .iter()
+            .map(|(_, run)| &run.state)
+            .find(|state| state.reason == ENGINE_UNAVAILABLE)
+            .and_then(|state| state.error.as_deref())
     }
 
     fn expected_nothing(&self) -> bool {
