@@ -18,12 +18,10 @@ impl<'a> Engine<'a> {
     /// Runs from the start until the run completes, fails or pauses.
     pub async fn start(&mut self) -> &RunState {
         // mozaiks refuses before it has a context (or a run) at all.
-        let missing = super::initial::missing_required(
-            self.bundle,
-            &super::initial_context(self.bundle, &self.opts),
-        );
+        let context = super::initial_context(self.bundle, &self.opts);
+        let missing = super::initial::missing_required(self.bundle, &context);
         if missing.is_none() {
-            self.initial_context();
+            self.state.context = context;
         }
         let seed = self.seed();
         let max_turns = self.state.cap - 1;
@@ -175,11 +173,6 @@ impl<'a> Engine<'a> {
         } else {
             parts.join("\n\n")
         }
-    }
-
-    /// §3.1: declared values, the run identity, then the seeded context.
-    pub(super) fn initial_context(&mut self) {
-        self.state.context = super::initial_context(self.bundle, &self.opts);
     }
 
     /// §1.4 step 5: `before_chat` tools write as the runtime; they may not

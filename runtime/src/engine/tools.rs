@@ -46,14 +46,7 @@ impl<'a> Engine<'a> {
         kind: &str,
         ctx: &mut dyn crate::python::ContextAccess,
     ) -> Result<CallOutcome, WorkerError> {
-        let call_id = self.next_call_id();
-        self.emit(Event::ToolCall {
-            agent: request.agent.clone(),
-            tool: request.function.clone(),
-            call_id: call_id.clone(),
-            arguments: request.args.clone(),
-            kind: kind.to_string(),
-        });
+        let call_id = self.report_call(request, kind);
         let started = Instant::now();
         let result = self.worker.call(request, ctx, self.opts.tool_timeout).await;
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -75,6 +68,19 @@ impl<'a> Engine<'a> {
             elapsed_ms,
         });
         result
+    }
+
+    /// The `tool_call` event of a call about to happen; its call id.
+    fn report_call(&mut self, request: &CallRequest, kind: &str) -> String {
+        let call_id = self.next_call_id();
+        self.emit(Event::ToolCall {
+            agent: request.agent.clone(),
+            tool: request.function.clone(),
+            call_id: call_id.clone(),
+            arguments: request.args.clone(),
+            kind: kind.to_string(),
+        });
+        call_id
     }
 
     pub(super) fn tools_of(&self, agent: &str) -> Vec<(usize, &'a Tool)> {
@@ -282,14 +288,7 @@ impl<'a> Engine<'a> {
                 // mozaiks calls the wrapped tool all the same: its outcome
                 // wrapper answers for it without running the body
                 // (tool_outcomes.py `begin`), and the call is reported.
-                let call_id = self.next_call_id();
-                self.emit(Event::ToolCall {
-                    agent: request.agent.clone(),
-                    tool: request.function.clone(),
-                    call_id: call_id.clone(),
-                    arguments: request.args.clone(),
-                    kind: "auto".into(),
-                });
+                let call_id = self.report_call(request, "auto");
                 self.emit(Event::ToolResult {
                     agent: request.agent.clone(),
                     tool: request.function.clone(),

@@ -198,9 +198,9 @@ async fn respond(
     task: Option<String>,
     chat: &Value,
 ) -> Result<AssistantMessage, String> {
-    let messages = chat["messages"].as_array().cloned().unwrap_or_default();
-    let after_tools = messages
-        .last()
+    let after_tools = chat["messages"]
+        .as_array()
+        .and_then(|m| m.last())
         .is_some_and(|m| m["role"].as_str() == Some("tool"));
     let key = (agent.clone(), task.clone());
     let turn = {
@@ -299,7 +299,7 @@ fn message_text(message: &Value) -> String {
 /// latest user-side message as the input, the tools offered, the registry
 /// model of a `json_schema` response format, and this turn's tool exchanges.
 pub fn turn_request(agent: String, task: Option<String>, turn: u32, chat: &Value) -> TurnRequest {
-    let messages = chat["messages"].as_array().cloned().unwrap_or_default();
+    let messages: &[Value] = chat["messages"].as_array().map_or(&[], Vec::as_slice);
     let system_prompt = messages
         .iter()
         .filter(|m| m["role"].as_str() == Some("system"))

@@ -337,33 +337,27 @@ impl<'a> MozaiksEngine<'a> {
     }
 
     fn finish_failed(&mut self, reason: &str, error: &str) {
-        self.finished = true;
-        self.state.status = RunStatus::Failed;
-        self.state.reason = reason.into();
-        self.state.error = Some(error.into());
-        self.emit(Event::RunFinished {
-            status: RunStatus::Failed,
-            reason: reason.into(),
-            error: Some(error.into()),
-            failure_message: None,
-            turns: self.state.turn_count,
-            synthetic_replies: self.state.synthetic_replies,
-        });
-        self.sink.checkpoint(&self.state);
+        self.finish(RunStatus::Failed, reason, Some(error.to_string()));
     }
 
     /// Marks the run interrupted (Ctrl-C); the driver was stopped with it.
     pub fn interrupt(&mut self) {
-        if self.finished {
-            return;
+        if !self.finished {
+            self.finish(RunStatus::Interrupted, "interrupted", None);
         }
+    }
+
+    /// Ends the run here (the driver said nothing more): its state, the
+    /// `run_finished` event and the history.
+    fn finish(&mut self, status: RunStatus, reason: &str, error: Option<String>) {
         self.finished = true;
-        self.state.status = RunStatus::Interrupted;
-        self.state.reason = "interrupted".into();
+        self.state.status = status;
+        self.state.reason = reason.into();
+        self.state.error = error.clone();
         self.emit(Event::RunFinished {
-            status: RunStatus::Interrupted,
-            reason: "interrupted".into(),
-            error: None,
+            status,
+            reason: reason.into(),
+            error,
             failure_message: None,
             turns: self.state.turn_count,
             synthetic_replies: self.state.synthetic_replies,
