@@ -45,31 +45,56 @@ pub struct TransitionGraph {
     pub dead: HashSet<usize>,
 }
 
-/// How a rule's target names a node: `user` and `terminate` in any case.
-fn target_node(bundle: &Bundle, name: &str) -> Node {
-    if name.eq_ignore_ascii_case("user") {
-        Node::User
-    } else if name.eq_ignore_ascii_case("terminate") {
-        Node::Terminate
-    } else if bundle.agent(name).is_some() {
-        Node::Agent(name.to_string())
-    } else {
-        Node::Unknown(name.to_string())
+/// How names become nodes: as written (what `mzk graph` draws, a
+/// misspelt agent its own unknown node) or as meant (what the routing
+/// checks reason about: a near miss of an agent is that agent, since
+/// MZ201 already reports it with its fix).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Names {
+    AsWritten,
+    AsMeant,
+}
+
+fn agent_or_unknown(bundle: &Bundle, name: &str, names: Names) -> Node {
+    if bundle.agent(name).is_some() {
+        return Node::Agent(name.to_string());
+    }
+    match bundle.meant_agent(name).filter(|_| names == Names::AsMeant) {
+        Some(meant) => Node::Agent(meant.to_string()),
+        None => Node::Unknown(name.to_string()),
     }
 }
 
-fn source_node(bundle: &Bundle, name: &str) -> Node {
+/// How a rule's target names a node: `user` and `terminate` in any case.
+fn target_node(bundle: &Bundle, name: &str, names: Names) -> Node {
+    if name.eq_ignore_ascii_case("terminate") {
+        Node::Terminate
+    } else {
+        source_node(bundle, name, names)
+    }
+}
+
+fn source_node(bundle: &Bundle, name: &str, names: Names) -> Node {
     if name.eq_ignore_ascii_case("user") {
         Node::User
-    } else if bundle.agent(name).is_some() {
-        Node::Agent(name.to_string())
     } else {
-        Node::Unknown(name.to_string())
+        agent_or_unknown(bundle, name, names)
     }
 }
 
 impl TransitionGraph {
+    /// The graph as written: every name that is no agent its own node.
     pub fn build(bundle: &Bundle) -> TransitionGraph {
+        Self::build_with(bundle, Names::AsWritten)
+    }
+
+    /// The graph as meant, for the routing checks: a rule naming a near
+    /// miss of an agent routes to (or from) that agent.
+    pub fn build_as_meant(bundle: &Bundle) -> TransitionGraph {
+        Self::build_with(bundle, Names::AsMeant)
+    }
+
+    fn build_with(bundle: &Bundle, names: Names) -> TransitionGraph {
         let mut g = TransitionGraph {
             graph: DiGraph::new(),
             nodes: HashMap::default(),
@@ -83,8 +108,8 @@ impl TransitionGraph {
             g.node(Node::Agent(agent.name.text.clone()));
         }
         for (i, rule) in bundle.rules.iter().enumerate() {
-            let from = g.node(source_node(bundle, &rule.source.text));
-            let to = g.node(target_node(bundle, &rule.target.text));
+            let from = g.node(source_node(bundle, &rule.source.text, names));
+            let to = g.node(target_node(bundle, &rule.target.text, names));
             g.graph.add_edge(from, to, i);
         }
         if let Some(initial) = bundle
@@ -92,7 +117,7 @@ impl TransitionGraph {
             .as_ref()
             .and_then(|o| o.initial_agent.as_ref())
         {
-            let node = source_node(bundle, &initial.text);
+            let node = source_node(bundle, &initial.text, names);
             g.entry = g.nodes.get(&node).copied();
         }
         // An explicit batch without allowed_execution_agents takes its workers from

@@ -4,7 +4,7 @@
 
 use petgraph::graph::NodeIndex;
 
-use crate::diagnostics::{Diagnostic, Fix};
+use crate::diagnostics::{did_you_mean, Diagnostic, Fix};
 use crate::graph::{Node, TransitionGraph};
 use crate::model::domains::BATCH_STATUSES;
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
@@ -14,7 +14,7 @@ use crate::syntax::Value;
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     shadowed(bundle, out);
     impossible_values(bundle, out);
-    let graph = TransitionGraph::build(bundle);
+    let graph = TransitionGraph::build_as_meant(bundle);
     let Some(entry) = graph.entry else { return }; // MZ208 / MZ201
     let entry_name = graph.graph[entry].label().to_string();
     let parents = graph.paths_from(entry);
@@ -310,10 +310,22 @@ fn uncovered(bundle: &Bundle, source: &str, rules: &[&TransitionRule]) -> Option
         return None;
     }
     let values = domain(bundle, &key.text)?;
+    // A misspelt value (`redy`) is reported at the value with the one it
+    // meant (MZ123, MZ309); counted as that value, so the typo is one
+    // finding, not also an uncovered `ready` here.
+    let texts: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
     let covered: Vec<String> = rules
         .iter()
         .filter_map(|r| r.condition_value.as_ref())
-        .filter_map(|v| v.as_scalar().map(|s| s.value.hash_key()))
+        .filter_map(|v| v.as_scalar())
+        .map(|s| match s.value.as_str() {
+            Some(text) if !texts.contains(&text) => did_you_mean(text, texts.iter().copied())
+                .map_or_else(
+                    || s.value.hash_key(),
+                    |meant| Value::Str(meant.into()).hash_key(),
+                ),
+            _ => s.value.hash_key(),
+        })
         .collect();
     let missing: Vec<String> = values
         .iter()

@@ -1,7 +1,7 @@
 //! The reference's tool outcome contract (bundle-format §11.2): an outcome
 //! tool's owner, its protected variables and its routes.
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{did_you_mean, one_of, Diagnostic};
 use crate::model::{Bundle, ConditionType, Name, TransitionRule, TransitionType};
 use crate::rules::Rule;
 use crate::syntax::{NodeKind, Value};
@@ -181,6 +181,9 @@ fn routes(
     let values: Vec<&str> = outcome.values.iter().map(|v| v.text.as_str()).collect();
     let error_value = outcome.error_value.as_ref().map(|e| e.text.as_str());
     let mut seen: Vec<&str> = Vec::new();
+    // Outcomes a misspelt condition_value almost certainly meant: the typo
+    // is the one root cause, so "no rule routes" is not said again.
+    let mut meant: Vec<&str> = Vec::new();
     let mut fallbacks = 0;
     let rule_at = |rule: &TransitionRule, message: String| {
         Diagnostic::new(
@@ -191,7 +194,12 @@ fn routes(
         )
         .with_related(owner.file, owner.range, "outcome tool owner")
     };
-    for rule in bundle.rules.iter().filter(|r| r.source.text == owner.text) {
+    // A rule whose source is a near miss of the owner (reported by MZ201)
+    // is counted as the owner's: one misspelt name, one finding.
+    let from_owner = |r: &&TransitionRule| {
+        r.source.text == owner.text || bundle.meant_agent(&r.source.text) == Some(&owner.text)
+    };
+    for rule in bundle.rules.iter().filter(from_owner) {
         if rule.transition_type == TransitionType::AfterTurn {
             fallbacks += 1;
             if !is_failure_destination(rule) {
@@ -209,10 +217,41 @@ fn routes(
             Some(NodeKind::Scalar(s)) => s.value.as_str(),
             _ => None,
         };
-        let valid = rule.condition_type == Some(ConditionType::ContextEquals)
+        let on_context_key = rule.condition_type == Some(ConditionType::ContextEquals)
             && rule.condition_key.as_ref().map(|k| k.text.as_str())
-                == Some(context_key.text.as_str())
-            && value.is_some_and(|v| values.contains(&v));
+                == Some(context_key.text.as_str());
+        if let (true, Some(written), Some(node)) =
+            (on_context_key, value, rule.condition_value.as_ref())
+        {
+            if !values.contains(&written) {
+                let best =
+                    did_you_mean(written, values.iter().copied()).filter(|b| !meant.contains(b));
+                meant.extend(best);
+                let consequence = match best {
+                    Some(best) => format!(
+                        "so this rule never fires and outcome `{best}` is never routed (did you mean `{best}`?)"
+                    ),
+                    None => "so this rule never fires; use one of them".to_string(),
+                };
+                out.push(
+                    Diagnostic::new(
+                        Rule::OutcomeContract,
+                        rule.file,
+                        node.range,
+                        format!(
+                            "`{written}` is not an outcome of `{}`: `{}` only ever holds {}, {consequence}",
+                            owner.text,
+                            context_key.text,
+                            one_of(&values)
+                        ),
+                    )
+                    .with_related(owner.file, owner.range, "outcome tool owner")
+                    .with_replacement(written, best),
+                );
+                continue;
+            }
+        }
+        let valid = on_context_key && value.is_some_and(|v| values.contains(&v));
         let Some(value) = value.filter(|_| valid) else {
             out.push(rule_at(rule, format!(
                 "rules from outcome owner `{}` must be `context_equals` on `{}` with a string condition_value from its outcomes ({}), or one after_turn fallback",
@@ -237,7 +276,7 @@ fn routes(
         }
     }
     for value in &outcome.values {
-        if !seen.contains(&value.text.as_str()) {
+        if !seen.contains(&value.text.as_str()) && !meant.contains(&value.text.as_str()) {
             out.push(
                 Diagnostic::new(
                     Rule::OutcomeContract,
@@ -251,7 +290,6 @@ fn routes(
             );
         }
     }
-    let _ = bundle;
 }
 
 /// Agents the reference treats as task-batch agents (only when

@@ -182,6 +182,21 @@ impl Bundle {
         }
     }
 
+    /// The agent a rule or the orchestrator almost certainly meant by a
+    /// name that is no agent (`ClasifierAgent`): the same near miss MZ201
+    /// reports with its fix. The routing checks reason about the graph as
+    /// meant, so one misspelt name is one finding, not also every path it
+    /// breaks. `None` for an agent, `user`, `terminate` or no close name.
+    pub fn meant_agent(&self, name: &str) -> Option<&str> {
+        if self.agent(name).is_some()
+            || name.eq_ignore_ascii_case("user")
+            || name.eq_ignore_ascii_case("terminate")
+        {
+            return None;
+        }
+        crate::diagnostics::did_you_mean(name, self.agents.iter().map(|a| a.name.text.as_str()))
+    }
+
     pub fn agent(&self, name: &str) -> Option<&Agent> {
         match self.agent_index.get(name) {
             Some(&i) => self.agents.get(i),

@@ -206,3 +206,67 @@ fn a_broken_file_holds_back_what_depends_on_it_and_fixes_nothing() {
         stdout(&out)
     );
 }
+
+/// A misspelt outcome value is one root cause: one finding at the value,
+/// naming the outcome it meant (not a second "no rule routes `ready`"),
+/// and `--fix` restores it.
+#[test]
+fn a_misspelt_outcome_value_is_found_at_the_value_and_fixed() {
+    let scratch = mzk_tests::Scratch::new("cli-outcome-typo");
+    let dir = scratch.root().join("OutcomeTypo");
+    mzk_tests::copy_dir(&repo().join("tests/fixtures/typos/OutcomeTypo"), &dir);
+    let graph = dir.join("transition_graph.yaml");
+    let broken = std::fs::read_to_string(&graph).unwrap();
+    let out = mzk(&["check", "--output-format", "concise", "."], &dir);
+    let report = stdout(&out);
+    let findings: Vec<&str> = report.lines().filter(|l| l.contains("[MZ")).collect();
+    assert_eq!(findings.len(), 1, "{report}");
+    // transition_graph.yaml line 3; `redy` starts at column 148 (1-based).
+    let column = broken.lines().nth(2).unwrap().find("redy").unwrap() + 1;
+    assert!(
+        findings[0].starts_with(&format!("transition_graph.yaml:3:{column}: error[MZ123] `redy` is not an outcome of `TriageAgent`")),
+        "{report}"
+    );
+    assert!(findings[0].contains("(did you mean `ready`?)"), "{report}");
+
+    let out = mzk(&["check", "--fix", "--output-format", "concise", "."], &dir);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        std::fs::read_to_string(&graph).unwrap(),
+        broken.replacen("condition_value: redy}", "condition_value: ready}", 1)
+    );
+}
+
+/// A misspelt agent in a rule is one finding (MZ201 with its fix): the
+/// routing checks reason about the graph as meant, so the target's typo
+/// is not also "no path reaches terminate" (MZ306), nor the source's an
+/// unrouted outcome (MZ123) and an uncovered value (MZ302).
+#[test]
+fn a_misspelt_agent_in_a_rule_is_one_finding() {
+    for (line, consequence) in [
+        (4, "the graph fails to compile when a run starts"),
+        (22, "this rule can never fire"),
+    ] {
+        let dir = bundle_copy("cli", "SupportDesk", &format!("agent-typo-{line}"));
+        let graph = dir.join("transition_graph.yaml");
+        let original = std::fs::read_to_string(&graph).unwrap();
+        let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
+        assert!(
+            lines[line - 1].contains("ClassifierAgent"),
+            "{}",
+            lines[line - 1]
+        );
+        lines[line - 1] = lines[line - 1].replace("ClassifierAgent", "ClasifierAgent");
+        std::fs::write(&graph, lines.join("\n") + "\n").unwrap();
+        let report = stdout(&mzk(&["check", "--output-format", "concise", "."], &dir));
+        let findings: Vec<&str> = report.lines().filter(|l| l.contains("[MZ")).collect();
+        assert_eq!(findings.len(), 1, "line {line}: {report}");
+        assert!(
+            findings[0].starts_with(&format!(
+                "transition_graph.yaml:{line}:19: error[MZ201] `ClasifierAgent`"
+            )) && findings[0].contains("(did you mean `ClassifierAgent`?)")
+                && findings[0].ends_with(consequence),
+            "line {line}: {report}"
+        );
+    }
+}

@@ -433,13 +433,16 @@ fn files_are_checked_within_their_bundle() {
 
 /// Errors print before the warnings they may cause: an unknown rule target
 /// (error, transition_graph.yaml) before the agent it strands (warning,
-/// agents.yaml, which comes first by file).
+/// agents.yaml, which comes first by file). The name is close to no agent:
+/// a near miss is read as the agent it meant, stranding nothing.
 #[test]
 fn errors_print_before_the_warnings_they_cause() {
     let dir = bundle_copy("cli", "SupportDesk", "order");
     let graph = dir.join("transition_graph.yaml");
     let text = std::fs::read_to_string(&graph).unwrap();
-    std::fs::write(&graph, mzk_tests::misspelt_target(&text)).unwrap();
+    let broken = text.replacen("target_agent: ClassifierAgent", "target_agent: Zebra", 1);
+    assert_ne!(broken, text);
+    std::fs::write(&graph, broken).unwrap();
     let out = mzk(
         &["check", "--output-format", "concise", "SupportDesk"],
         dir.root(),
