@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs, then runs
 # formatting and lint checks and every test (unit, fixtures, CLI, conformance
-# with mozaiks 0.2.0 from PyPI, the language server under headless Neovim and Emacs eglot),
+# with mozaiks 0.2.0 from PyPI, the language server under headless Neovim and Emacs eglot,
+# the graph page in headless Chromium),
 # then the packaging check, then each fuzz target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +42,8 @@ command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 # libFuzzer (the fuzz targets) is C++, built by the cc crate.
 command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+# The graph page is tested in Debian's Chromium (tests/tests/graph_page.rs).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing ${need_apt[*]} (apt)"
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
@@ -65,13 +68,17 @@ fi
   python3 - <<'PY'
 import json, zipfile
 names = zipfile.ZipFile("dist/mzk.vsix").namelist()
-for needed in ("extension/package.json", "extension/dist/extension.js", "extension/dist/media/mermaid.min.js", "extension/LICENSE.txt"):
+for needed in ("extension/package.json", "extension/dist/extension.js", "extension/LICENSE.txt"):
     assert needed in names, f"{needed} missing from the .vsix: {names}"
 manifest = json.loads(zipfile.ZipFile("dist/mzk.vsix").read("extension/package.json"))
 assert manifest["activationEvents"] == ["workspaceContains:**/orchestrator.yaml"], manifest["activationEvents"]
 print(f"mzk.vsix: {len(names)} files, manifest ok")
 PY
 )
+
+# The graph page's browser test drives Chromium with playwright-core.
+stage "browser test packages (tests/browser)"
+(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 # A build from a clean checkout gains nothing from incremental compilation's
 # caches, which take gigabytes.
@@ -84,6 +91,8 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 export MZK_REQUIRE_EDITORS=1
 # Likewise the reference (mozaiks 0.2.0 from PyPI): its tests fail, not skip.
 export MZK_REQUIRE_REFERENCE=1
+# And the browser the graph page is tested in.
+export MZK_REQUIRE_BROWSER=1
 # The fuzz targets' build (a release build of their own) needs nothing from
 # the tests: it runs meanwhile at the lowest priority, taking the cores the
 # tests leave idle (they wait on editors, the reference and subprocesses).

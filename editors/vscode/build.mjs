@@ -1,8 +1,8 @@
-// Builds the extension with esbuild: dist/extension.js (vscode external) and
-// the mermaid renderer copied to dist/media for the offline graph webview.
+// Builds the extension with esbuild: dist/extension.js (vscode external).
+// The graph panel shows the server's self-contained page: no media to ship.
 // With --tests, bundles test/*.test.ts to dist-test/ for `node --test`.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 
 if (process.argv.includes("--tests")) {
   const tests = readdirSync("test").filter((f) => f.endsWith(".test.ts"));
@@ -28,6 +28,4 @@ if (process.argv.includes("--tests")) {
     sourcemap: false,
     logLevel: "warning",
   });
-  mkdirSync("dist/media", { recursive: true });
-  copyFileSync("node_modules/mermaid/dist/mermaid.min.js", "dist/media/mermaid.min.js");
 }

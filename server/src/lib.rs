@@ -2,6 +2,7 @@
 //! types. Everything it shows is computed by `mzk-analyzer`.
 
 pub mod cli;
+pub mod graph_page;
 pub mod lsp;
 
 use std::path::{Path, PathBuf};

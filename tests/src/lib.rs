@@ -22,8 +22,8 @@ pub fn reference_missing(why: &str) {
 }
 
 /// SupportDesk's transition_graph.yaml text with its first rule's target
-/// misspelt (`ClasifierAgent`): an unknown agent (MZ201) that also strands
-/// ClassifierAgent, the mistake several tests plant.
+/// misspelt (`ClasifierAgent`): an unknown agent (MZ201, a near miss that
+/// `--fix` corrects), the mistake several tests plant.
 pub fn misspelt_target(graph_text: &str) -> String {
     graph_text.replacen(
         "target_agent: ClassifierAgent",

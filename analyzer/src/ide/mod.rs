@@ -1,6 +1,6 @@
 //! Editor features as plain data over an [`Analysis`]: definition, references,
 //! hover, outline, rename, completion, fixes, folding, selection ranges,
-//! document links, semantic tokens and the call hierarchy. The language server only
+//! document links, semantic tokens, the call hierarchy and the graph view. The language server only
 //! converts these to protocol types. One module per feature; navigation lives
 //! here because the others build on it.
 
@@ -10,6 +10,7 @@ mod fixes;
 #[cfg(test)]
 pub(crate) mod fixture;
 mod folding;
+pub mod graph_view;
 mod hover;
 mod links;
 mod outline;

@@ -24,7 +24,7 @@ import {
   RunTracker,
   withScenario,
 } from "./commands";
-import { graphHtml } from "./graph";
+import { graphPageArguments, openTarget, panelFor } from "./graph";
 import { bundleOf, DOCUMENT_PATTERNS } from "./paths";
 import {
   bundledPath,
@@ -214,11 +214,13 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
           }
           output.show(true);
         }
+        if (command === "mzk.showGraph") {
+          // The server's graph page, in one panel per bundle.
+          await showGraph(String(mapped.args[0]));
+          return undefined;
+        }
         try {
           const result = await next(command, mapped.args);
-          if (command === "mzk.showGraph" && typeof result === "string") {
-            showGraph(context, result, String(mapped.args[0]));
-          }
           if (command === "mzk.showPrompt" && typeof result === "string") {
             const document = await vscode.workspace.openTextDocument({ content: result, language: "markdown" });
             await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
@@ -256,21 +258,55 @@ async function stop(): Promise<void> {
   }
 }
 
-function showGraph(context: vscode.ExtensionContext, mermaidText: string, bundle: string): void {
-  const media = vscode.Uri.joinPath(context.extensionUri, "dist", "media");
-  const panel = vscode.window.createWebviewPanel(
-    "mzk.graph",
-    `Graph: ${bundle.split(/[\\/]/).pop()}`,
-    vscode.ViewColumn.Beside,
-    { enableScripts: true, localResourceRoots: [media] },
-  );
-  const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(media, "mermaid.min.js"));
-  panel.webview.html = graphHtml(
-    mermaidText,
-    script.toString(),
-    panel.webview.cspSource,
-    crypto.randomBytes(16).toString("hex"),
-  );
+/** The open graph panels, by bundle folder. */
+const graphPanels = new Map<string, vscode.WebviewPanel>();
+
+/** Asks the server for the bundle's graph page and shows it in the
+ * bundle's panel (made on first use, revealed after). */
+async function showGraph(bundle: string): Promise<void> {
+  let panel = graphPanels.get(bundle);
+  if (!panel) {
+    const created = vscode.window.createWebviewPanel(
+      "mzk.graph",
+      `Graph: ${path.basename(bundle)}`,
+      vscode.ViewColumn.Beside,
+      // The page is self-contained: scripts, but no local resources.
+      { enableScripts: true, localResourceRoots: [] },
+    );
+    created.onDidDispose(() => graphPanels.delete(bundle));
+    // A click on an agent or a rule opens where it is written.
+    created.webview.onDidReceiveMessage(async (message: unknown) => {
+      const target = openTarget(bundle, message);
+      if (!target) return;
+      const document = await vscode.workspace.openTextDocument(target.file);
+      const at = new vscode.Position(target.line, target.column);
+      await vscode.window.showTextDocument(document, {
+        viewColumn: vscode.ViewColumn.One,
+        selection: new vscode.Range(at, at),
+      });
+    });
+    graphPanels.set(bundle, created);
+    panel = created;
+  } else {
+    panel.reveal(undefined, true);
+  }
+  await refreshGraph(bundle);
+}
+
+/** Redraws an open panel from the server's current analysis. */
+async function refreshGraph(bundle: string): Promise<void> {
+  const panel = graphPanels.get(bundle);
+  if (!panel || !client) return;
+  const nonce = crypto.randomBytes(16).toString("hex");
+  try {
+    const html: unknown = await client.sendRequest("workspace/executeCommand", {
+      command: "mzk.showGraph",
+      arguments: graphPageArguments(bundle, nonce),
+    });
+    if (typeof html === "string") panel.webview.html = html;
+  } catch (error) {
+    output.appendLine(`mzk: graph of ${bundle}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -287,6 +323,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await stop();
         await start(context);
       }
+    }),
+    // A saved bundle file redraws that bundle's open graph.
+    vscode.workspace.onDidSaveTextDocument(async (document) => {
+      const bundle = panelFor(document.uri.fsPath, graphPanels.keys());
+      if (bundle) await refreshGraph(bundle);
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       output.appendLine(`mzk: workspace trusted; ${RUN_COMMANDS.join(" and ")} are enabled`);

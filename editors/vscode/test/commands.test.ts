@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import { allowed, commandArguments, RunTracker, SERVER_COMMANDS, withScenario } from "../src/commands";
-import { escapeHtml, graphHtml } from "../src/graph";
+import { graphPageArguments, openTarget, panelFor } from "../src/graph";
 
 const desk = path.resolve("/w/Desk");
 const exists = (p: string) => p === path.join(desk, "orchestrator.yaml");
@@ -34,13 +34,23 @@ test("runs need a trusted workspace; the graph does not", () => {
   assert.equal(allowed("mzk.runWorkflow", true), true);
 });
 
-test("the graph page escapes the text and runs only the nonce'd local script", () => {
-  const html = graphHtml('flowchart TD\n  a["<b>"] --> b', "vscode-resource:/m.js", "vscode-resource:", "abc");
-  assert.ok(html.includes("&lt;b&gt;"));
-  assert.ok(!html.includes('"<b>"'));
-  assert.ok(html.includes("script-src 'nonce-abc'"));
-  assert.ok(!/https?:\/\//.test(html), "no remote resource");
-  assert.equal(escapeHtml('&"'), "&amp;&quot;");
+test("the graph panel asks for the page with its nonce, refreshes its bundle and opens only inside it", () => {
+  assert.deepEqual(graphPageArguments(desk, "abc"), [desk, { format: "html", nonce: "abc" }]);
+  const other = path.resolve("/w/Other");
+  assert.equal(panelFor(path.join(desk, "agents.yaml"), [other, desk]), desk);
+  assert.equal(panelFor(path.join(desk, "tools", "x.py"), [desk]), desk);
+  assert.equal(panelFor(path.resolve("/w/DeskTwo/agents.yaml"), [desk]), undefined);
+  assert.equal(panelFor(desk, [desk]), undefined);
+  assert.deepEqual(openTarget(desk, { type: "open", path: "transition_graph.yaml", line: 4, column: 19 }), {
+    file: path.join(desk, "transition_graph.yaml"),
+    line: 3,
+    column: 18,
+  });
+  assert.equal(openTarget(desk, { type: "open", path: "../secrets.yaml", line: 1, column: 1 }), undefined);
+  assert.equal(openTarget(desk, { type: "open", path: "/etc/passwd", line: 1, column: 1 }), undefined);
+  assert.equal(openTarget(desk, { type: "open", path: "agents.yaml", line: 0, column: 1 }), undefined);
+  assert.equal(openTarget(desk, { type: "other" }), undefined);
+  assert.equal(openTarget(desk, null), undefined);
 });
 
 test("the manifest contributes every server command, the settings and the activation event", async () => {

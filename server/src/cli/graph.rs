@@ -12,6 +12,8 @@ use petgraph::visit::EdgeRef;
 use serde_json::json;
 
 use crate::cli::out::out;
+use crate::graph_page::{page_html, PageOptions};
+use mzk_analyzer::ide::graph_view::graph_view;
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -30,6 +32,9 @@ pub enum GraphFormat {
     Dot,
     /// Nodes, edges with rule index and range, and the routing findings.
     Json,
+    /// A self-contained page (no network): the graph laid out with its
+    /// findings, pan and zoom, a focus view per agent, and each rule's place.
+    Html,
 }
 
 pub fn run(args: GraphArgs) -> ExitCode {
@@ -47,6 +52,16 @@ pub fn run(args: GraphArgs) -> ExitCode {
     };
     let text = match args.format {
         GraphFormat::Mermaid => mermaid(bundle, &graph),
+        GraphFormat::Html => {
+            let name = args
+                .bundle
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| args.bundle.display().to_string());
+            let view = graph_view(&analysis, &name);
+            page_html(&view, &PageOptions::default())
+        }
         GraphFormat::Dot => {
             let mut out = String::from("digraph workflow {\n    rankdir=TB;\n");
             for n in graph.graph.node_indices() {

@@ -39,7 +39,7 @@ enum Command {
     Lsp,
     /// Show what each agent is told: its static prompt, size in characters and tokens, what it sees, writes and calls.
     Context(context::ContextArgs),
-    /// Print a bundle's transition graph (Mermaid, DOT or JSON).
+    /// Print a bundle's transition graph (Mermaid, DOT, JSON or a self-contained HTML page).
     Graph(graph::GraphArgs),
     /// Print a rule's documentation (by code, e.g. MZ101, or by name).
     Explain {

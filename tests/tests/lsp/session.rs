@@ -175,6 +175,19 @@ async fn workspace_folders_watched_files_symbols_lenses_and_commands() {
     let graph = graph.as_str().unwrap();
     assert!(graph.starts_with("flowchart TD\n"), "{graph}");
     assert!(graph.contains("[\"ClassifierAgent\"]"), "{graph}");
+    // With the html format, the graph page, whose one script carries the
+    // webview's nonce under a policy that allows no other.
+    let page = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mzk.showGraph", "arguments": [show["arguments"][0], {"format": "html", "nonce": "n0nce"}]}),
+        )
+        .await;
+    let page = page.as_str().unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(page.contains("script-src 'nonce-n0nce'"), "{page}");
+    assert_eq!(page.matches("<script nonce=\"n0nce\">").count(), 1);
+    assert!(page.contains("data-node=") && page.contains(">ClassifierAgent</text>"));
     // Running needs a model: the bundle has no scenario, and the synthetic
     // model needs no configuration, so the lens starts a run.
     let run = &lenses[0]["command"];

@@ -4,10 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mzk_analyzer::graph::{mermaid, TransitionGraph};
+use mzk_analyzer::ide::graph_view::graph_view;
 use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
+use crate::graph_page::{page_html, PageOptions};
 use crate::lsp::guard::{guarded, invalid_params};
 use mzk_analyzer::base::fs::normalize;
 
@@ -51,7 +53,8 @@ impl Backend {
     }
 }
 
-/// `mzk.showGraph` answers the bundle's transition graph as Mermaid text,
+/// `mzk.showGraph` answers the bundle's transition graph as Mermaid text
+/// or as the graph page,
 /// `mzk.showPrompt` an agent's static prompt with its sizes as Markdown;
 /// the run commands start, answer and cancel runs (see `runs.rs`).
 pub(crate) async fn execute_command(
@@ -65,12 +68,33 @@ pub(crate) async fn execute_command(
         .map(|a| normalize(Path::new(a)));
     match params.command.as_str() {
         SHOW_GRAPH => {
+            // `[dir]`: Mermaid text, for any client; `[dir, {"format":
+            // "html", "nonce": N}]`: the graph page, for a webview whose
+            // content security policy allows scripts with nonce N.
+            let page = params
+                .arguments
+                .get(1)
+                .filter(|o| o.get("format").and_then(|f| f.as_str()) == Some("html"))
+                .map(|o| PageOptions {
+                    nonce: o
+                        .get("nonce")
+                        .and_then(|n| n.as_str())
+                        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric()))
+                        .map(str::to_string),
+                });
+            let name = dir
+                .as_deref()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let analysis = backend.analysis_for_command(SHOW_GRAPH, dir).await?;
-            let graph = TransitionGraph::build(&analysis.bundle);
-            Ok(Some(serde_json::Value::String(mermaid(
-                &analysis.bundle,
-                &graph,
-            ))))
+            let text = match page {
+                Some(options) => guarded("showGraph", || {
+                    page_html(&graph_view(&analysis, &name), &options)
+                })?,
+                None => mermaid(&analysis.bundle, &TransitionGraph::build(&analysis.bundle)),
+            };
+            Ok(Some(serde_json::Value::String(text)))
         }
         SHOW_PROMPT => {
             let analysis = backend.analysis_for_command(SHOW_PROMPT, dir).await?;

@@ -1,0 +1,406 @@
+//! The transition graph as a person reads it (`mzk graph --format html`,
+//! the editor's graph panel): what is drawn, with its meaning and the
+//! analyser's findings attached, and laid out (`layout`); the server
+//! renders it as a page.
+//!
+//! What the raw graph draws as one hairball is split by meaning: `user`
+//! as a source is one node, but each agent's "ask the user" is its own
+//! small stop beside it; `terminate` is two exits, ✓ complete and ✗ failed
+//! (`termination_reason: workflow_failed`). Names are drawn as written: a
+//! misspelt agent is its own red node.
+
+mod layout;
+
+pub use layout::{point_along, shown_label};
+
+use crate::analysis::Analysis;
+use crate::base::{FileId, Severity, TextRange};
+use crate::graph::edge_label;
+use crate::model::{Bundle, TransitionType};
+use crate::syntax::ColumnUnit;
+
+/// What a drawn node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Agent,
+    /// A rule's source or target that names no agent (MZ201).
+    Unknown,
+    /// The human, as the source of the rules that read their reply.
+    User,
+    /// An agent's rules that hand the turn to the user: the run pauses.
+    AskUser,
+    /// `terminate` without `termination_reason: workflow_failed`.
+    Complete,
+    /// `terminate` with `termination_reason: workflow_failed`.
+    Failed,
+}
+
+impl NodeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Agent => "agent",
+            NodeKind::Unknown => "unknown",
+            NodeKind::User => "user",
+            NodeKind::AskUser => "ask-user",
+            NodeKind::Complete => "complete",
+            NodeKind::Failed => "failed",
+        }
+    }
+}
+
+/// A place in the bundle, 1-based as editors and terminals show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Location {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub at: Option<Location>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewNode {
+    pub label: String,
+    pub kind: NodeKind,
+    /// Where a run starts.
+    pub entry: bool,
+    /// A task batch's execution agent: runs outside the graph, when the
+    /// batch's trigger hands it a task.
+    pub task_batch: bool,
+    /// Reported never reached from the entry (MZ301).
+    pub unreachable: bool,
+    /// Its declaration (an agent's name in agents.yaml).
+    pub at: Option<Location>,
+    pub findings: Vec<Finding>,
+    /// For an `AskUser` stop: the node it belongs to.
+    pub owner: Option<usize>,
+    /// Centre and size, in the page's units (CSS pixels at zoom 1).
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// A cubic Bézier curve: start, two control points, end.
+pub type Curve = [(f64, f64); 4];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewEdge {
+    pub from: usize,
+    pub to: usize,
+    /// Position in transition_rules; `None` for a task batch's fan-out.
+    pub rule_index: Option<usize>,
+    /// The task batch (conveyor) whose worker this edge reaches: the
+    /// trigger agent hands its tasks to the execution agents.
+    pub batch: Option<String>,
+    pub label: String,
+    /// An after_turn rule: taken when no condition of its source matched.
+    pub fallback: bool,
+    /// Can never fire (a rule shadowed by an earlier one).
+    pub dead: bool,
+    pub at: Option<Location>,
+    pub findings: Vec<Finding>,
+    /// The drawn line, one curve after the other, and where its label
+    /// sits (centre).
+    pub curves: Vec<Curve>,
+    pub label_x: f64,
+    pub label_y: f64,
+    pub label_width: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphView {
+    /// The bundle's folder name.
+    pub name: String,
+    pub nodes: Vec<ViewNode>,
+    pub edges: Vec<ViewEdge>,
+    /// Findings of the bundle not drawn on a node or an edge, counted in
+    /// the page's header with the others.
+    pub errors: usize,
+    pub warnings: usize,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl ViewEdge {
+    /// An edge not yet routed.
+    fn new(from: usize, to: usize, label: String, at: Option<Location>) -> ViewEdge {
+        ViewEdge {
+            from,
+            to,
+            rule_index: None,
+            batch: None,
+            label,
+            fallback: false,
+            dead: false,
+            at,
+            findings: Vec::new(),
+            curves: Vec::new(),
+            label_x: 0.0,
+            label_y: 0.0,
+            label_width: 0.0,
+        }
+    }
+}
+
+fn location(bundle: &Bundle, file: FileId, offset: u32) -> Option<Location> {
+    let f = bundle.file(file)?;
+    let p = f.line_index.position(&f.text, offset, ColumnUnit::Char);
+    Some(Location {
+        path: f.relative.clone(),
+        line: p.line + 1,
+        column: p.col + 1,
+    })
+}
+
+fn inside(outer: TextRange, inner: TextRange) -> bool {
+    outer.start <= inner.start && inner.end <= outer.end
+}
+
+/// The graph of an analysed bundle, with its findings, laid out.
+pub fn graph_view(analysis: &Analysis, name: &str) -> GraphView {
+    let bundle = &analysis.bundle;
+    let mut nodes: Vec<ViewNode> = Vec::new();
+    let node = |label: &str, kind: NodeKind, at: Option<Location>| ViewNode {
+        label: label.to_string(),
+        kind,
+        entry: false,
+        task_batch: false,
+        unreachable: false,
+        at,
+        findings: Vec::new(),
+        owner: None,
+        x: 0.0,
+        y: 0.0,
+        width: 0.0,
+        height: 0.0,
+    };
+    for agent in &bundle.agents {
+        nodes.push(node(
+            &agent.name.text,
+            NodeKind::Agent,
+            location(bundle, agent.name.file, agent.name.range.start),
+        ));
+    }
+    let find = |nodes: &[ViewNode], label: &str, kind: NodeKind| {
+        nodes
+            .iter()
+            .position(|n| n.kind == kind && n.label == label)
+    };
+    let named = |nodes: &mut Vec<ViewNode>, text: &str| -> usize {
+        if text.eq_ignore_ascii_case("user") {
+            if let Some(i) = find(nodes, "user", NodeKind::User) {
+                return i;
+            }
+            nodes.push(node("user", NodeKind::User, None));
+            return nodes.len() - 1;
+        }
+        if let Some(i) = find(nodes, text, NodeKind::Agent) {
+            return i;
+        }
+        if let Some(i) = find(nodes, text, NodeKind::Unknown) {
+            return i;
+        }
+        nodes.push(node(text, NodeKind::Unknown, None));
+        nodes.len() - 1
+    };
+    let entry = bundle
+        .orchestrator
+        .as_ref()
+        .and_then(|o| o.initial_agent.as_ref())
+        .map(|initial| named(&mut nodes, &initial.text));
+    if let Some(entry) = entry {
+        nodes[entry].entry = true;
+    }
+    let dead: Vec<usize> = bundle
+        .shadowed_rules()
+        .iter()
+        .map(|&(dead, _)| dead)
+        .collect();
+    let mut edges: Vec<ViewEdge> = Vec::new();
+    for (i, rule) in bundle.rules.iter().enumerate() {
+        let from = named(&mut nodes, &rule.source.text);
+        let target = rule.target.text.as_str();
+        let to = if target.eq_ignore_ascii_case("terminate") {
+            let failed = rule
+                .termination_reason
+                .as_ref()
+                .is_some_and(|r| r.text == "workflow_failed");
+            let (label, kind) = if failed {
+                ("✗ failed", NodeKind::Failed)
+            } else {
+                ("✓ complete", NodeKind::Complete)
+            };
+            match find(&nodes, label, kind) {
+                Some(i) => i,
+                None => {
+                    nodes.push(node(label, kind, None));
+                    nodes.len() - 1
+                }
+            }
+        } else if target.eq_ignore_ascii_case("user") && nodes[from].kind != NodeKind::User {
+            match nodes
+                .iter()
+                .position(|n| n.kind == NodeKind::AskUser && n.owner == Some(from))
+            {
+                Some(i) => i,
+                None => {
+                    let mut stop = node("↩ user", NodeKind::AskUser, None);
+                    stop.owner = Some(from);
+                    nodes.push(stop);
+                    nodes.len() - 1
+                }
+            }
+        } else {
+            named(&mut nodes, target)
+        };
+        edges.push(ViewEdge {
+            rule_index: Some(rule.index),
+            fallback: rule.transition_type == TransitionType::AfterTurn,
+            dead: dead.contains(&i),
+            ..ViewEdge::new(
+                from,
+                to,
+                edge_label(bundle, rule),
+                location(bundle, rule.file, rule.range.start),
+            )
+        });
+    }
+    // The conveyor fan-out: no rule, but the trigger's turn runs them.
+    for batch in &bundle.task_batches {
+        let Some(trigger) = batch
+            .trigger_agent
+            .as_ref()
+            .and_then(|t| find(&nodes, &t.text, NodeKind::Agent))
+        else {
+            continue;
+        };
+        for worker in &batch.allowed_execution_agents {
+            let Some(to) = find(&nodes, &worker.text, NodeKind::Agent) else {
+                continue;
+            };
+            edges.push(ViewEdge {
+                batch: Some(batch.id.text.clone()),
+                ..ViewEdge::new(
+                    trigger,
+                    to,
+                    format!("batch {}", batch.id.text),
+                    location(bundle, batch.id.file, batch.id.range.start),
+                )
+            });
+        }
+    }
+    // Execution agents run outside the graph (their trigger runs in it).
+    for batch in &bundle.task_batches {
+        for agent in &batch.allowed_execution_agents {
+            if let Some(i) = find(&nodes, &agent.text, NodeKind::Agent) {
+                nodes[i].task_batch = true;
+            }
+        }
+    }
+    let (errors, warnings) = attach_findings(analysis, &mut nodes, &mut edges);
+    let mut view = GraphView {
+        name: name.to_string(),
+        nodes,
+        edges,
+        errors,
+        warnings,
+        width: 0.0,
+        height: 0.0,
+    };
+    layout::lay_out(&mut view);
+    view
+}
+
+/// Each finding on the rule or agent declaration it lies in (one on the
+/// initial agent on the entry); a misspelt name's finding also on its
+/// unknown node. Returns the bundle's error and
+/// warning counts (the opt-in info findings are not drawn).
+fn attach_findings(
+    analysis: &Analysis,
+    nodes: &mut [ViewNode],
+    edges: &mut [ViewEdge],
+) -> (usize, usize) {
+    let bundle = &analysis.bundle;
+    let (mut errors, mut warnings) = (0, 0);
+    for d in &analysis.diagnostics {
+        match d.severity {
+            Severity::Error => errors += 1,
+            Severity::Warning => warnings += 1,
+            Severity::Info => continue,
+        }
+        let finding = Finding {
+            code: d.rule.code(),
+            severity: d.severity,
+            message: d.message.clone(),
+            at: location(bundle, d.file, d.range.start),
+        };
+        if d.rule.code() == "MZ301" {
+            if let Some(agent) = bundle
+                .agents
+                .iter()
+                .find(|a| a.name.file == d.file && inside(a.range, d.range))
+            {
+                if let Some(n) = nodes
+                    .iter_mut()
+                    .find(|n| n.kind == NodeKind::Agent && n.label == agent.name.text)
+                {
+                    n.unreachable = true;
+                }
+            }
+        }
+        if let Some((i, rule)) = bundle
+            .rules
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.file == d.file && inside(r.range, d.range))
+        {
+            edges[i].findings.push(finding.clone());
+            for name in [&rule.source, &rule.target] {
+                if inside(name.range, d.range) {
+                    if let Some(n) = nodes
+                        .iter_mut()
+                        .find(|n| n.kind == NodeKind::Unknown && n.label == name.text)
+                    {
+                        n.findings.push(finding.clone());
+                    }
+                }
+            }
+            continue;
+        }
+        // On the initial agent (MZ306 "no chain reaches terminate"): the entry's.
+        let initial = bundle
+            .orchestrator
+            .as_ref()
+            .and_then(|o| o.initial_agent.as_ref())
+            .filter(|i| i.file == d.file && inside(i.range, d.range));
+        if initial.is_some() {
+            if let Some(n) = nodes.iter_mut().find(|n| n.entry) {
+                n.findings.push(finding);
+            }
+            continue;
+        }
+        if let Some(agent) = bundle
+            .agents
+            .iter()
+            .find(|a| a.name.file == d.file && inside(a.range, d.range))
+        {
+            if let Some(n) = nodes
+                .iter_mut()
+                .find(|n| n.kind == NodeKind::Agent && n.label == agent.name.text)
+            {
+                n.findings.push(finding);
+            }
+        }
+    }
+    (errors, warnings)
+}
+
+#[cfg(test)]
+mod tests;
