@@ -360,42 +360,6 @@ fn route_edges(view: &mut GraphView, layer: &[Option<usize>]) {
                 (x + 46.0, y + 30.0),
                 (x, y + 8.0),
             ]]
-        } else if span >= 1 {
-            let x0 = port(&outs[from], k, s.x, s.width);
-            let x3 = port(&ins[to], k, t.x, t.width);
-            let (y0, y3) = (s.y + s.height / 2.0, t.y - t.height / 2.0);
-            let direct = {
-                let bend = ((y3 - y0) * 0.5).max(20.0);
-                vec![[(x0, y0), (x0, y0 + bend), (x3, y3 - bend), (x3, y3)]]
-            };
-            // Across layers: around the nodes in between when the direct
-            // curve would cross one of them.
-            let crosses = |curves: &[Curve]| {
-                (1..40).any(|i| {
-                    let (x, y) = point_along(curves, i as f64 / 40.0);
-                    boxes.iter().enumerate().any(|(b, r)| {
-                        b != from && b != to && r.x0 < x && x < r.x1 && r.y0 < y && y < r.y1
-                    })
-                })
-            };
-            if span > 1 && crosses(&direct) {
-                detours += 1;
-                let spread = 14.0 * (detours % 6) as f64;
-                let middle = (x0 + x3) / 2.0;
-                let wx = if middle - left_edge < right_edge - middle {
-                    left_edge - 24.0 - spread
-                } else {
-                    right_edge + 24.0 + spread
-                };
-                let (ya, yb) = (y0 + 40.0, y3 - 40.0);
-                vec![
-                    [(x0, y0), (x0, y0 + 20.0), (wx, ya - 20.0), (wx, ya)],
-                    line((wx, ya), (wx, yb)),
-                    [(wx, yb), (wx, yb + 20.0), (x3, y3 - 20.0), (x3, y3)],
-                ]
-            } else {
-                direct
-            }
         } else if span == 0 {
             // Along a layer: an arc under the row, bottom to bottom.
             let x0 = port(&outs[from], k, s.x, s.width);
@@ -409,13 +373,53 @@ fn route_edges(view: &mut GraphView, layer: &[Option<usize>]) {
                 (x3, t.y + t.height / 2.0),
             ]]
         } else {
-            // Back up: out of the right side, around the right of
-            // everything between, into the right side.
-            detours += 1;
-            let (x0, y0) = (s.x + s.width / 2.0, s.y);
-            let (x3, y3) = (t.x + t.width / 2.0, t.y);
-            let reach = right_edge.max(x0.max(x3)) + 30.0 + 14.0 * (detours % 6) as f64;
-            vec![[(x0, y0), (reach, y0), (reach, y3), (x3, y3)]]
+            // Down from the bottom into the top, or back up from the top
+            // into the bottom; around the nodes in between when the direct
+            // curve would cross one of them.
+            let down = span > 0;
+            let side = if down { 1.0 } else { -1.0 };
+            let x0 = port(&outs[from], k, s.x, s.width);
+            let x3 = port(&ins[to], k, t.x, t.width);
+            let y0 = s.y + side * s.height / 2.0;
+            let y3 = t.y - side * t.height / 2.0;
+            let bend = ((y3 - y0) * 0.5).abs().max(20.0) * side;
+            let direct = vec![[(x0, y0), (x0, y0 + bend), (x3, y3 - bend), (x3, y3)]];
+            let crosses = |curves: &[Curve]| {
+                (1..40).any(|i| {
+                    let (x, y) = point_along(curves, i as f64 / 40.0);
+                    boxes.iter().enumerate().any(|(b, r)| {
+                        b != from && b != to && r.x0 < x && x < r.x1 && r.y0 < y && y < r.y1
+                    })
+                })
+            };
+            if span.abs() > 1 && crosses(&direct) || !down && crosses(&direct) {
+                detours += 1;
+                let spread = 14.0 * (detours % 6) as f64;
+                let middle = (x0 + x3) / 2.0;
+                let wx = if middle - left_edge < right_edge - middle {
+                    left_edge - 24.0 - spread
+                } else {
+                    right_edge + 24.0 + spread
+                };
+                let (ya, yb) = (y0 + 40.0 * side, y3 - 40.0 * side);
+                vec![
+                    [
+                        (x0, y0),
+                        (x0, y0 + 20.0 * side),
+                        (wx, ya - 20.0 * side),
+                        (wx, ya),
+                    ],
+                    line((wx, ya), (wx, yb)),
+                    [
+                        (wx, yb),
+                        (wx, yb + 20.0 * side),
+                        (x3, y3 - 20.0 * side),
+                        (x3, y3),
+                    ],
+                ]
+            } else {
+                direct
+            }
         };
         let label = shown_label(&view.edges[k].label);
         let width = label.chars().count() as f64 * LABEL_CHAR + 12.0;
