@@ -156,6 +156,28 @@ try {
         result.clicked = { rule: edge.rule, shown };
       }
 
+      // Overlays: the run's rules drawn as its path, never-fired rules apart,
+      // and a click on a rule of the run says at which hop it was taken.
+      if (data.run) {
+        const taken = data.edges.filter((e) => e.hops.length > 0);
+        const drawn = await tab.locator("#overview .edge.on-run").count();
+        check(taken.length > 0 && drawn === taken.length, `${name}: ${drawn} rules drawn on the run's path, ${taken.length} taken`);
+        const hops = taken.reduce((n, e) => n + e.hops.length, 0);
+        check(hops === data.run.hops, `${name}: ${hops} hops drawn of the run's ${data.run.hops}`);
+        const k = data.edges.indexOf(taken[0]);
+        await tab.locator(`#overview [data-edge="${k}"] .label`).click();
+        const shown = await tab.locator("#details").innerText();
+        check(shown.includes(`took it at hop ${taken[0].hops.join(", ")}`), `${name}: the run's hop is not shown: "${shown}"`);
+        result.run_hops = hops;
+      }
+      if (data.coverage_scenarios !== null) {
+        const never = data.edges.filter((e) => e.hits === 0).length;
+        const drawn = await tab.locator("#overview .edge.never-fired").count();
+        check(drawn === never, `${name}: ${drawn} rules drawn as never fired, ${never} never fired`);
+        check(data.edges.some((e) => e.hits !== null), `${name}: no coverage on any rule`);
+        result.never_fired = never;
+      }
+
       // Focus on an agent: its rules in and out, every label readable.
       if (page.focus) {
         await tab.selectOption("#focus", page.focus);

@@ -1,8 +1,8 @@
 //! The graph page (`mzk graph --format html`) in a real browser: Debian's
 //! Chromium, headless, driven by playwright-core (tests/browser). For the
-//! SupportDesk example, SupportDesk with planted mistakes and a generated
-//! bundle of AppGenerator's size (20 agents, 81 rules), in the light and
-//! the dark theme, tests/browser/graph_page.mjs checks what a person would:
+//! SupportDesk example, SupportDesk with planted mistakes, a generated
+//! bundle of AppGenerator's size (20 agents, 81 rules) and SupportDesk with
+//! the coverage and run overlays, in the light and the dark theme, tests/browser/graph_page.mjs checks what a person would:
 //! edge labels at least 11 px at the first view and after focusing on an
 //! agent, every label on its own edge, no text in the colour it sits on,
 //! a click on a rule showing where it is written and its findings, zoom.
@@ -135,6 +135,38 @@ fn the_graph_page_reads_well_in_a_real_browser() {
     );
     assert_eq!(clean, Some(0), "the generated bundle is clean");
 
+    // SupportDesk after `mzk test` (coverage) and `mzk run` (a run's path).
+    let overlaid = bundle_copy("graph-page", "SupportDesk", "overlays");
+    let mzk = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_mzk-e2e"))
+            .args(args)
+            .current_dir(&*overlaid)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("mzk runs");
+        assert!(
+            out.status.success(),
+            "mzk {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    mzk(&["test", "."]);
+    mzk(&["run", "."]);
+    let runs: Value = serde_json::from_str(&mzk(&["runs", "list", "--json", "."])).unwrap();
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let overlays_page = scratch.root().join("overlays.html");
+    let html = mzk(&[
+        "graph",
+        ".",
+        "--format",
+        "html",
+        "--coverage",
+        "--run",
+        &id[..12],
+    ]);
+    std::fs::write(&overlays_page, html).unwrap();
+
     let out = repo().join("target/graph-page-screenshots");
     let spec = json!({
         "chromium": CHROMIUM,
@@ -144,6 +176,7 @@ fn the_graph_page_reads_well_in_a_real_browser() {
             // Rule 0 is the one with the unknown target: its MZ201 is shown.
             {"name": "planted-errors", "file": planted_page, "click_edge": 0, "focus": "IntakeAgent"},
             {"name": "generated-20-agents", "file": generated_page, "click_edge": 5, "focus": "Stage03Agent"},
+            {"name": "supportdesk-overlays", "file": overlays_page, "focus": "ReplyAgent"},
         ],
     });
     let spec_path = scratch.root().join("spec.json");
@@ -164,7 +197,17 @@ fn the_graph_page_reads_well_in_a_real_browser() {
     assert_eq!(report["failures"], json!([]), "{report:#}\n{stderr}");
     assert!(run.status.success(), "{stderr}");
     let pages = report["pages"].as_array().unwrap();
-    assert_eq!(pages.len(), 6, "three pages, two themes each: {report:#}");
+    assert_eq!(pages.len(), 8, "four pages, two themes each: {report:#}");
+    // The run's path and the coverage were checked on the overlaid page.
+    let overlaid_page = pages
+        .iter()
+        .find(|p| p["name"] == "supportdesk-overlays-light")
+        .unwrap();
+    assert!(
+        overlaid_page["run_hops"].as_u64().unwrap() >= 3,
+        "{overlaid_page}"
+    );
+    assert!(overlaid_page["never_fired"].is_u64(), "{overlaid_page}");
     for page in pages {
         let name = page["name"].as_str().unwrap();
         for shot in page["screenshots"].as_array().unwrap() {

@@ -12,7 +12,7 @@ use petgraph::visit::EdgeRef;
 use serde_json::json;
 
 use crate::cli::out::out;
-use crate::graph_page::{page_html, PageOptions};
+use crate::graph_page::{overlays, page_html, PageOptions};
 use mzk_analyzer::ide::graph_view::graph_view;
 
 #[derive(clap::Args, Debug)]
@@ -22,6 +22,14 @@ pub struct GraphArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "mermaid")]
     format: GraphFormat,
+    /// With `--format html`: mark each rule with how often it fired in the
+    /// last `mzk test` (.mzk/coverage.json), the never-fired ones apart.
+    #[arg(long)]
+    coverage: bool,
+    /// With `--format html`: draw the path of this run (its id, or the start
+    /// of it, as `mzk runs` lists them).
+    #[arg(long, value_name = "ID")]
+    run: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,6 +46,10 @@ pub enum GraphFormat {
 }
 
 pub fn run(args: GraphArgs) -> ExitCode {
+    if (args.coverage || args.run.is_some()) && args.format != GraphFormat::Html {
+        eprintln!("mzk graph: --coverage and --run draw on the graph page; add `--format html`");
+        return ExitCode::from(2);
+    }
     let analysis = match super::analyse_one(&args.bundle, false) {
         Ok(analysis) => analysis,
         Err(code) => return code,
@@ -59,8 +71,38 @@ pub fn run(args: GraphArgs) -> ExitCode {
                 .ok()
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| args.bundle.display().to_string());
+            let coverage = if args.coverage {
+                match overlays::coverage(&analysis) {
+                    Some(coverage) => Some(coverage),
+                    None => {
+                        eprintln!(
+                            "mzk graph: {} has no saved coverage (.mzk/coverage.json); `mzk test {}` records it",
+                            args.bundle.display(),
+                            args.bundle.display()
+                        );
+                        return ExitCode::from(2);
+                    }
+                }
+            } else {
+                None
+            };
+            let run = match args.run.as_deref().map(|id| overlays::run(&bundle.dir, id)) {
+                Some(Ok(run)) => Some(run),
+                Some(Err(why)) => {
+                    eprintln!("mzk graph: {why}");
+                    return ExitCode::from(2);
+                }
+                None => None,
+            };
             let view = graph_view(&analysis, &name);
-            page_html(&view, &PageOptions::default())
+            page_html(
+                &view,
+                &PageOptions {
+                    coverage,
+                    run,
+                    ..PageOptions::default()
+                },
+            )
         }
         GraphFormat::Dot => {
             let mut out = String::from("digraph workflow {\n    rankdir=TB;\n");

@@ -5,6 +5,8 @@
 //! view (an agent with what leads to it and where it goes), the details of
 //! a clicked node or rule, and in an editor a jump to its declaration.
 
+pub mod overlays;
+
 use std::fmt::Write as _;
 
 use mzk_analyzer::base::Severity;
@@ -14,12 +16,59 @@ use serde_json::{json, Value};
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
 
-/// How the page is embedded.
+/// How the page is embedded, and what it shows over the graph.
 #[derive(Debug, Default, Clone)]
 pub struct PageOptions {
     /// A script nonce for a webview's content security policy; with it the
     /// page carries the policy itself (no network, no other script).
     pub nonce: Option<String>,
+    /// Transition coverage of the last `mzk test`: how often each rule
+    /// fired, by rule index (a rule edited since has none).
+    pub coverage: Option<CoverageOverlay>,
+    /// A run's path: the rules it took, in order.
+    pub run: Option<RunOverlay>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct CoverageOverlay {
+    pub scenarios: usize,
+    /// `(rule index, hits)` of the rules whose coverage still applies.
+    pub hits: Vec<(usize, usize)>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct RunOverlay {
+    pub id: String,
+    /// `status (reason)`.
+    pub outcome: String,
+    /// The rule index of each hop, in order.
+    pub rules: Vec<usize>,
+}
+
+impl PageOptions {
+    fn hits(&self, rule: Option<usize>) -> Option<usize> {
+        let rule = rule?;
+        let coverage = self.coverage.as_ref()?;
+        coverage
+            .hits
+            .iter()
+            .find(|(index, _)| *index == rule)
+            .map(|(_, hits)| *hits)
+    }
+
+    /// The hops (from 1) at which the run took `rule`.
+    fn hops(&self, rule: Option<usize>) -> Vec<usize> {
+        match (rule, &self.run) {
+            (Some(rule), Some(run)) => run
+                .rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| **r == rule)
+                .map(|(hop, _)| hop + 1)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 fn escape(text: &str) -> String {
@@ -77,13 +126,15 @@ fn worst(findings: &[Finding]) -> &'static str {
     }
 }
 
-/// What the script reads: every node and edge with its meaning, place and
-/// findings (the SVG carries only the drawing).
-fn data(view: &GraphView) -> Value {
+/// What the script reads: every node and edge with its meaning, place,
+/// findings and overlays (the SVG carries only the drawing).
+fn data(view: &GraphView, options: &PageOptions) -> Value {
     json!({
         "name": view.name,
         "errors": view.errors,
         "warnings": view.warnings,
+        "coverage_scenarios": options.coverage.as_ref().map(|c| c.scenarios),
+        "run": options.run.as_ref().map(|r| json!({"id": r.id, "outcome": r.outcome, "hops": r.rules.len()})),
         "nodes": view.nodes.iter().map(|n| json!({
             "label": n.label,
             "kind": n.kind.as_str(),
@@ -104,6 +155,8 @@ fn data(view: &GraphView) -> Value {
             "dead": e.dead,
             "at": location(&e.at),
             "findings": findings(&e.findings),
+            "hits": options.hits(e.rule_index),
+            "hops": options.hops(e.rule_index),
         })).collect::<Vec<_>>(),
     })
 }
@@ -174,9 +227,15 @@ fn path_data(curves: &[Curve]) -> String {
     d
 }
 
-fn edge_svg(out: &mut String, id: usize, view: &GraphView) {
+fn edge_svg(out: &mut String, id: usize, view: &GraphView, options: &PageOptions) {
     let e = &view.edges[id];
     let mut class = String::from("edge");
+    if options.hits(e.rule_index) == Some(0) {
+        class.push_str(" never-fired");
+    }
+    if !options.hops(e.rule_index).is_empty() {
+        class.push_str(" on-run");
+    }
     if e.batch.is_some() {
         class.push_str(" batch");
     }
@@ -227,17 +286,17 @@ pub fn page_html(view: &GraphView, options: &PageOptions) -> String {
         view.height,
         escape(&view.name)
     );
-    svg.push_str("<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" class=\"arrow-head\"/></marker></defs><g id=\"viewport\">");
+    svg.push_str("<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"10\" markerHeight=\"10\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" class=\"arrow-head\"/></marker></defs><g id=\"viewport\">");
     // Edges under nodes, labels over edges.
     for k in 0..view.edges.len() {
-        edge_svg(&mut svg, k, view);
+        edge_svg(&mut svg, k, view, options);
     }
     for i in 0..view.nodes.len() {
         node_svg(&mut svg, i, view);
     }
     svg.push_str("</g></svg>");
     // `</` would end the script element early.
-    let data = data(view).to_string().replace("</", "<\\/");
+    let data = data(view, options).to_string().replace("</", "<\\/");
     let (csp, nonce) = match &options.nonce {
         Some(nonce) => (
             format!("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'nonce-{nonce}';\">\n"),
@@ -245,6 +304,27 @@ pub fn page_html(view: &GraphView, options: &PageOptions) -> String {
         ),
         None => (String::new(), String::new()),
     };
+    let mut overlays = String::new();
+    if let Some(coverage) = &options.coverage {
+        let fired = coverage.hits.iter().filter(|(_, h)| *h > 0).count();
+        let _ = write!(
+            overlays,
+            "<span class=\"overlay coverage\">coverage: {fired} of {} rules fired in {} scenario{}</span>",
+            view.edges.iter().filter(|e| e.rule_index.is_some()).count(),
+            coverage.scenarios,
+            if coverage.scenarios == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(run) = &options.run {
+        let _ = write!(
+            overlays,
+            "<span class=\"overlay run\">run {}: {}, {} hop{}</span>",
+            escape(&run.id),
+            escape(&run.outcome),
+            run.rules.len(),
+            if run.rules.len() == 1 { "" } else { "s" }
+        );
+    }
     let counts = match (view.errors, view.warnings) {
         (0, 0) => "no findings".to_string(),
         (e, w) => format!(
@@ -278,12 +358,12 @@ pub fn page_html(view: &GraphView, options: &PageOptions) -> String {
 <body>
 <header>
 <h1>{name}</h1>
-<span class="counts{count_class}">{counts}</span>
+<span class="counts{count_class}">{counts}</span>{overlays}
 <label>Focus <select id="focus"><option value="">whole graph</option>{agents}</select></label>
 <button type="button" id="zoom-out" title="Zoom out">−</button>
 <button type="button" id="zoom-in" title="Zoom in">+</button>
 <button type="button" id="fit" title="Fit the graph to the panel">Fit</button>
-<span class="legend"><span class="key fallback-key">after turn</span><span class="key batch-key">task batch</span><span class="key error-key">finding</span><span class="key unreachable-key">unreachable</span></span>
+<span class="legend"><span class="key fallback-key">after turn</span><span class="key batch-key">task batch</span><span class="key error-key">finding</span><span class="key unreachable-key">unreachable</span>{overlay_keys}</span>
 </header>
 <main>
 <div id="canvas">{svg}<svg id="focus-view" xmlns="http://www.w3.org/2000/svg" hidden></svg></div>
@@ -295,6 +375,12 @@ pub fn page_html(view: &GraphView, options: &PageOptions) -> String {
 </html>
 "#,
         name = escape(&view.name),
+        overlay_keys = match (&options.coverage, &options.run) {
+            (Some(_), Some(_)) => "<span class=\"key never-key\">never fired</span><span class=\"key run-key\">the run's path</span>",
+            (Some(_), None) => "<span class=\"key never-key\">never fired</span>",
+            (None, Some(_)) => "<span class=\"key run-key\">the run's path</span>",
+            (None, None) => "",
+        },
         count_class = if view.errors > 0 {
             " has-error"
         } else if view.warnings > 0 {

@@ -164,6 +164,16 @@
     details.appendChild(text("p", edge.label + (edge.dead ? " (can never fire)" : "")));
     var at = where(edge.at);
     if (at) details.appendChild(at);
+    if (edge.hits !== null && edge.hits !== undefined) {
+      var n = data.coverage_scenarios;
+      details.appendChild(text("p", (edge.hits === 0 ? "never fired" : "fired " + edge.hits + "×") +
+        " in the last mzk test (" + n + " scenario" + (n === 1 ? "" : "s") + ")"));
+    }
+    if (data.run) {
+      details.appendChild(text("p", edge.hops.length
+        ? "run " + data.run.id + " took it at hop " + edge.hops.join(", ")
+        : "not taken by run " + data.run.id));
+    }
     showFindings(edge.findings);
     open(edge.at);
   }
@@ -201,6 +211,8 @@
   function drawEdge(parent, k, path, lx, ly, marker) {
     var edge = data.edges[k];
     var classes = ["edge"];
+    if (edge.hits === 0) classes.push("never-fired");
+    if (edge.hops && edge.hops.length) classes.push("on-run");
     if (edge.batch) classes.push("batch");
     if (edge.fallback) classes.push("fallback");
     if (edge.dead) classes.push("dead");

@@ -84,6 +84,27 @@ fn graph_in_every_format() {
     assert!(dot.starts_with("digraph workflow {"), "{dot}");
     assert!(dot.contains("shape=doublecircle"), "{dot}");
     assert_eq!(mzk(&["graph", "docs"], &repo()).status.code(), Some(2));
+
+    // The page: self-contained, with each rule's place for the script.
+    let page = stdout(&mzk(&["graph", bundle, "--format", "html"], &repo()));
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(
+        page.contains("\"at\":{\"column\":5,\"line\":3,\"path\":\"transition_graph.yaml\"}"),
+        "{page}"
+    );
+    // Overlays draw on the page only, and need what they draw.
+    let refused = mzk(&["graph", bundle, "--coverage"], &repo());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("add `--format html`"));
+    let scratch = mzk_tests::Scratch::new("graph-overlays");
+    let copy = scratch.join("SupportDesk");
+    mzk_tests::copy_dir(&repo().join(bundle), &copy);
+    let no_coverage = mzk(&["graph", ".", "--format", "html", "--coverage"], &copy);
+    assert_eq!(no_coverage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_coverage.stderr).contains("`mzk test"));
+    let no_run = mzk(&["graph", ".", "--format", "html", "--run", "2026"], &copy);
+    assert_eq!(no_run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_run.stderr).contains("no run history"));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
-use crate::graph_page::{page_html, PageOptions};
+use crate::graph_page::{overlays, page_html, PageOptions};
 use crate::lsp::guard::{guarded, invalid_params};
 use mzk_analyzer::base::fs::normalize;
 
@@ -81,6 +81,7 @@ pub(crate) async fn execute_command(
                         .and_then(|n| n.as_str())
                         .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric()))
                         .map(str::to_string),
+                    ..PageOptions::default()
                 });
             let name = dir
                 .as_deref()
@@ -90,6 +91,11 @@ pub(crate) async fn execute_command(
             let analysis = backend.analysis_for_command(SHOW_GRAPH, dir).await?;
             let text = match page {
                 Some(options) => guarded("showGraph", || {
+                    // The last `mzk test`'s coverage, when there is one.
+                    let options = PageOptions {
+                        coverage: overlays::coverage(&analysis),
+                        ..options
+                    };
                     page_html(&graph_view(&analysis, &name), &options)
                 })?,
                 None => mermaid(&analysis.bundle, &TransitionGraph::build(&analysis.bundle)),
