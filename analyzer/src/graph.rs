@@ -291,44 +291,6 @@ fn as_written(bundle: &Bundle, value: &crate::syntax::Node) -> String {
     }
 }
 
-/// The graph as a Mermaid flowchart: agents as boxes, `user` as a stadium,
-/// `terminate` as a circle, each rule an edge labelled with its condition.
-pub fn mermaid(bundle: &Bundle, graph: &TransitionGraph) -> String {
-    use std::fmt::Write as _;
-
-    use petgraph::visit::EdgeRef;
-    let mut out = String::from("flowchart TD\n");
-    for n in graph.graph.node_indices() {
-        let node = &graph.graph[n];
-        let label = node.label().replace('"', "#quot;");
-        let shape = match node {
-            Node::User => format!("n{}([\"{label}\"])", n.index()),
-            Node::Terminate => format!("n{}((\"{label}\"))", n.index()),
-            _ => format!("n{}[\"{label}\"]", n.index()),
-        };
-        let _ = writeln!(out, "    {shape}");
-    }
-    for e in graph.graph.edge_references() {
-        let label = edge_label(bundle, &bundle.rules[*e.weight()]).replace('"', "#quot;");
-        let _ = writeln!(
-            out,
-            "    n{} -->|\"{label}\"| n{}",
-            e.source().index(),
-            e.target().index()
-        );
-    }
-    if let Some(entry) = graph.entry {
-        let _ = writeln!(out, "    start((start)) --> n{}", entry.index());
-    }
-    out.push_str("    classDef reserved fill:#eee,stroke:#666\n");
-    for n in graph.graph.node_indices() {
-        if matches!(graph.graph[n], Node::User | Node::Terminate) {
-            let _ = writeln!(out, "    class n{} reserved", n.index());
-        }
-    }
-    out
-}
-
 /// The context variables routing reads: the keys of `context_equals` rules
 /// and the `${…}` references of `context_expression` rules, each once, in
 /// rule order.

@@ -1,11 +1,10 @@
 //! `mzk graph`: the transition graph as Mermaid, Graphviz DOT or JSON.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mzk_analyzer::base::Severity;
-use mzk_analyzer::graph::{edge_label, mermaid, routing_variables, Node, TransitionGraph};
+use mzk_analyzer::graph::{edge_label, routing_variables, Node, TransitionGraph};
 use mzk_analyzer::model::domains::{show, Domain};
 use mzk_analyzer::syntax::ColumnUnit;
 use petgraph::visit::EdgeRef;
@@ -13,7 +12,7 @@ use serde_json::json;
 
 use crate::cli::out::out;
 use crate::graph_page::{overlays, page_html, PageOptions};
-use mzk_analyzer::ide::graph_view::graph_view;
+use mzk_analyzer::ide::graph_view::{dot, graph_view, graph_view_without_layout, mermaid};
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -62,15 +61,16 @@ pub fn run(args: GraphArgs) -> ExitCode {
         Node::Terminate => "terminate",
         Node::Unknown(_) => "unknown",
     };
+    let name = args
+        .bundle
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| args.bundle.display().to_string());
     let text = match args.format {
-        GraphFormat::Mermaid => mermaid(bundle, &graph),
+        GraphFormat::Mermaid => mermaid(&graph_view_without_layout(&analysis, &name)),
+        GraphFormat::Dot => dot(&graph_view_without_layout(&analysis, &name)),
         GraphFormat::Html => {
-            let name = args
-                .bundle
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| args.bundle.display().to_string());
             let coverage = if args.coverage {
                 match overlays::coverage(&analysis) {
                     Some(coverage) => Some(coverage),
@@ -103,39 +103,6 @@ pub fn run(args: GraphArgs) -> ExitCode {
                     ..PageOptions::default()
                 },
             )
-        }
-        GraphFormat::Dot => {
-            let mut out = String::from("digraph workflow {\n    rankdir=TB;\n");
-            for n in graph.graph.node_indices() {
-                let node = &graph.graph[n];
-                let shape = match node {
-                    Node::User => "ellipse",
-                    Node::Terminate => "doublecircle",
-                    _ => "box",
-                };
-                let entry = if graph.entry == Some(n) {
-                    ", penwidth=2"
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    out,
-                    "    n{} [label={:?}, shape={shape}{entry}];",
-                    n.index(),
-                    node.label()
-                );
-            }
-            for e in graph.graph.edge_references() {
-                let label = edge_label(bundle, &bundle.rules[*e.weight()]);
-                let _ = writeln!(
-                    out,
-                    "    n{} -> n{} [label={label:?}];",
-                    e.source().index(),
-                    e.target().index()
-                );
-            }
-            out.push_str("}\n");
-            out
         }
         GraphFormat::Json => {
             let position = |file: mzk_analyzer::base::FileId, offset: u32| {

@@ -82,7 +82,24 @@ fn graph_in_every_format() {
     );
     let dot = stdout(&mzk(&["graph", bundle, "--format", "dot"], &repo()));
     assert!(dot.starts_with("digraph workflow {"), "{dot}");
-    assert!(dot.contains("shape=doublecircle"), "{dot}");
+    // The page's meaning in the texts: the exits apart, fallbacks dashed,
+    // every filled shape with its text colour.
+    assert!(
+        dot.contains("label=\"✗ failed\"") && dot.contains("label=\"✓ complete\""),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("[label=\"after turn\", style=dashed]"),
+        "{dot}"
+    );
+    assert!(mermaid.contains("-.->|\"batch research\"|"), "{mermaid}");
+    assert!(
+        mermaid
+            .lines()
+            .filter(|l| l.trim_start().starts_with("style "))
+            .all(|l| l.contains(",color:")),
+        "{mermaid}"
+    );
     assert_eq!(mzk(&["graph", "docs"], &repo()).status.code(), Some(2));
 
     // The page: self-contained, with each rule's place for the script.

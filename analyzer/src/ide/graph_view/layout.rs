@@ -22,6 +22,11 @@ const LABEL_HEIGHT: f64 = 18.0;
 const LAYER_GAP: f64 = 150.0;
 const NODE_GAP: f64 = 70.0;
 const MARGIN: f64 = 40.0;
+/// Past this many edges (no real bundle comes near: AppGenerator has 80)
+/// edges are drawn direct and labels at their middle, so that the
+/// quadratic search for free room cannot make a generated bundle's page
+/// take minutes.
+const CAREFUL_EDGES: usize = 1500;
 /// Longest edge label drawn whole; the page shows the rest on hover.
 const LABEL_CHARS: usize = 42;
 
@@ -331,7 +336,8 @@ fn route_edges(view: &mut GraphView, layer: &[Option<usize>]) {
         .iter()
         .map(|node| Rect::around(node.x, node.y, node.width + 8.0, node.height + 8.0))
         .collect();
-    let mut obstacles = boxes.clone();
+    let careful = view.edges.len() <= CAREFUL_EDGES;
+    let mut obstacles = if careful { boxes.clone() } else { Vec::new() };
     let right_edge = view
         .nodes
         .iter()
@@ -392,7 +398,7 @@ fn route_edges(view: &mut GraphView, layer: &[Option<usize>]) {
                     })
                 })
             };
-            if span.abs() > 1 && crosses(&direct) || !down && crosses(&direct) {
+            if careful && (span.abs() > 1 || !down) && crosses(&direct) {
                 detours += 1;
                 let spread = 14.0 * (detours % 6) as f64;
                 let middle = (x0 + x3) / 2.0;
@@ -425,7 +431,12 @@ fn route_edges(view: &mut GraphView, layer: &[Option<usize>]) {
         let width = label.chars().count() as f64 * LABEL_CHAR + 12.0;
         // Along the edge, the first point where the label covers nothing.
         let mut chosen = point_along(&curves, 0.5);
-        for t in [0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78, 0.15, 0.85] {
+        let tries: &[f64] = if careful {
+            &[0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78, 0.15, 0.85]
+        } else {
+            &[]
+        };
+        for &t in tries {
             let (x, y) = point_along(&curves, t);
             let rect = Rect::around(x, y, width, LABEL_HEIGHT);
             if !obstacles.iter().any(|o| o.overlaps(&rect)) {
@@ -433,7 +444,9 @@ fn route_edges(view: &mut GraphView, layer: &[Option<usize>]) {
                 break;
             }
         }
-        obstacles.push(Rect::around(chosen.0, chosen.1, width, LABEL_HEIGHT));
+        if careful {
+            obstacles.push(Rect::around(chosen.0, chosen.1, width, LABEL_HEIGHT));
+        }
         let edge = &mut view.edges[k];
         edge.curves = curves;
         edge.label_x = chosen.0;

@@ -10,8 +10,10 @@
 //! misspelt agent is its own red node.
 
 mod layout;
+mod text;
 
 pub use layout::{point_along, shown_label};
+pub use text::{dot, mermaid};
 
 use crate::analysis::Analysis;
 use crate::base::{FileId, Severity, TextRange};
@@ -163,8 +165,15 @@ fn inside(outer: TextRange, inner: TextRange) -> bool {
     outer.start <= inner.start && inner.end <= outer.end
 }
 
-/// The graph of an analysed bundle, with its findings, laid out.
+/// The graph of an analysed bundle, with its findings, laid out (the page).
 pub fn graph_view(analysis: &Analysis, name: &str) -> GraphView {
+    let mut view = graph_view_without_layout(analysis, name);
+    layout::lay_out(&mut view);
+    view
+}
+
+/// The graph with its meaning and findings, every position 0 (the texts).
+pub fn graph_view_without_layout(analysis: &Analysis, name: &str) -> GraphView {
     let bundle = &analysis.bundle;
     let mut nodes: Vec<ViewNode> = Vec::new();
     let node = |label: &str, kind: NodeKind, at: Option<Location>| ViewNode {
@@ -305,7 +314,7 @@ pub fn graph_view(analysis: &Analysis, name: &str) -> GraphView {
         }
     }
     let (errors, warnings) = attach_findings(analysis, &mut nodes, &mut edges);
-    let mut view = GraphView {
+    GraphView {
         name: name.to_string(),
         nodes,
         edges,
@@ -313,9 +322,7 @@ pub fn graph_view(analysis: &Analysis, name: &str) -> GraphView {
         warnings,
         width: 0.0,
         height: 0.0,
-    };
-    layout::lay_out(&mut view);
-    view
+    }
 }
 
 /// Each finding on the rule or agent declaration it lies in (one on the

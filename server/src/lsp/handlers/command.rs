@@ -3,8 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mzk_analyzer::graph::{mermaid, TransitionGraph};
-use mzk_analyzer::ide::graph_view::graph_view;
+use mzk_analyzer::ide::graph_view::{graph_view, graph_view_without_layout, mermaid};
 use mzk_analyzer::{analyze, Analysis, AnalysisCache, RealFs};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
@@ -98,7 +97,7 @@ pub(crate) async fn execute_command(
                     };
                     page_html(&graph_view(&analysis, &name), &options)
                 })?,
-                None => mermaid(&analysis.bundle, &TransitionGraph::build(&analysis.bundle)),
+                None => mermaid(&graph_view_without_layout(&analysis, &name)),
             };
             Ok(Some(serde_json::Value::String(text)))
         }
