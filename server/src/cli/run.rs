@@ -158,6 +158,28 @@ fn missing_module(error: &str) -> Option<String> {
     })
 }
 
+/// The next step when mozaiks refuses to start a run for a value a host
+/// supplies (its words, as both engines give them): what the value is and
+/// how to give it to a local run.
+fn refused_start_hint(error: &str, bundle: &Path) -> Option<String> {
+    let quoted = |marker: &str| {
+        let rest = &error[error.find(marker)? + marker.len()..];
+        Some(rest[..rest.find('\'')?].to_string())
+    };
+    if let Some(name) = quoted("Required runtime context '") {
+        return Some(format!(
+            "`{name}` is a required runtime value (context_variables.yaml: `source: {{type: runtime, required: true}}`), which the host app passes when it starts the workflow; give it to a local run in a JSON file: `mzk run {} --context ctx.json` with {{\"{name}\": …}}",
+            bundle.display()
+        ));
+    }
+    quoted("Required config variable '").map(|var| {
+        format!(
+            "the environment variable `{var}` feeds a required config variable; set it (`{var}=… mzk run {}`)",
+            bundle.display()
+        )
+    })
+}
+
 /// Prints an event as it comes: its JSON line, or its human line.
 fn print_event(json: bool, missing: MissingModules) -> impl FnMut(&Event) + Send {
     move |event| {
@@ -578,6 +600,13 @@ pub fn run(args: RunArgs) -> ExitCode {
             python.display()
         );
     }
+    if let Some(hint) = final_state
+        .error
+        .as_deref()
+        .and_then(|e| refused_start_hint(e, &args.bundle))
+    {
+        eprintln!("mzk: {hint}");
+    }
     if final_state.status == RunStatus::Paused {
         eprintln!(
             "mzk: run {run_id} is waiting for the user; continue it with: mzk run {} --resume {run_id} --reply \"…\"",
@@ -691,7 +720,34 @@ pub fn runs(args: RunsArgs) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::missing_module;
+    use super::{missing_module, refused_start_hint};
+
+    #[test]
+    fn a_refused_start_says_how_to_give_the_value() {
+        let bundle = std::path::Path::new("wf/DesignDocs");
+        let runtime = refused_start_hint(
+            "Required runtime context 'run_build_binding' is missing for 'DesignDocs'",
+            bundle,
+        )
+        .unwrap();
+        assert!(
+            runtime.starts_with("`run_build_binding` is a required runtime value")
+                && runtime.contains(
+                    "`mzk run wf/DesignDocs --context ctx.json` with {\"run_build_binding\": …}"
+                ),
+            "{runtime}"
+        );
+        let config =
+            refused_start_hint("Required config variable 'DESK_MODE' is not set", bundle).unwrap();
+        assert!(
+            config.contains("`DESK_MODE=… mzk run wf/DesignDocs`"),
+            "{config}"
+        );
+        assert_eq!(
+            refused_start_hint("AG2 turn failed for A: boom", bundle),
+            None
+        );
+    }
 
     #[test]
     fn the_package_a_tool_could_not_import_is_read_from_its_error() {

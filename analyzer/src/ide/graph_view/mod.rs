@@ -16,13 +16,14 @@ pub use layout::{point_along, shown_label};
 pub use text::{dot, mermaid};
 
 use crate::analysis::Analysis;
+use crate::base::hash::{HashMap, HashSet};
 use crate::base::{FileId, Severity, TextRange};
 use crate::graph::edge_label;
 use crate::model::{Bundle, TransitionType};
 use crate::syntax::ColumnUnit;
 
 /// What a drawn node stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeKind {
     Agent,
     /// A rule's source or target that names no agent (MZ201).
@@ -172,102 +173,118 @@ pub fn graph_view(analysis: &Analysis, name: &str) -> GraphView {
     view
 }
 
+/// The nodes drawn so far, found by what they stand for in constant time
+/// (a generated bundle has thousands of agents and rules).
+struct Drawn {
+    nodes: Vec<ViewNode>,
+    /// By kind and label; an "ask the user" stop by its agent's index.
+    index: HashMap<(NodeKind, String), usize>,
+    stops: HashMap<usize, usize>,
+}
+
+impl Drawn {
+    fn find(&self, kind: NodeKind, label: &str) -> Option<usize> {
+        self.index.get(&(kind, label.to_string())).copied()
+    }
+
+    fn push(&mut self, kind: NodeKind, label: &str, at: Option<Location>) -> usize {
+        self.nodes.push(ViewNode {
+            label: label.to_string(),
+            kind,
+            entry: false,
+            task_batch: false,
+            unreachable: false,
+            at,
+            findings: Vec::new(),
+            owner: None,
+            x: 0.0,
+            y: 0.0,
+            width: 0.0,
+            height: 0.0,
+        });
+        self.nodes.len() - 1
+    }
+
+    /// The node of `kind` and `label`, added when new.
+    fn node(&mut self, kind: NodeKind, label: &str, at: Option<Location>) -> usize {
+        if let Some(i) = self.find(kind, label) {
+            return i;
+        }
+        let i = self.push(kind, label, at);
+        self.index.insert((kind, label.to_string()), i);
+        i
+    }
+
+    /// A rule's source or target (not `terminate`): the user, an agent, or
+    /// a name that is no agent.
+    fn named(&mut self, text: &str) -> usize {
+        if text.eq_ignore_ascii_case("user") {
+            return self.node(NodeKind::User, "user", None);
+        }
+        match self.find(NodeKind::Agent, text) {
+            Some(i) => i,
+            None => self.node(NodeKind::Unknown, text, None),
+        }
+    }
+
+    /// The "ask the user" stop of node `owner`.
+    fn stop(&mut self, owner: usize) -> usize {
+        if let Some(&i) = self.stops.get(&owner) {
+            return i;
+        }
+        let i = self.push(NodeKind::AskUser, "↩ user", None);
+        self.nodes[i].owner = Some(owner);
+        self.stops.insert(owner, i);
+        i
+    }
+}
+
 /// The graph with its meaning and findings, every position 0 (the texts).
 pub fn graph_view_without_layout(analysis: &Analysis, name: &str) -> GraphView {
     let bundle = &analysis.bundle;
-    let mut nodes: Vec<ViewNode> = Vec::new();
-    let node = |label: &str, kind: NodeKind, at: Option<Location>| ViewNode {
-        label: label.to_string(),
-        kind,
-        entry: false,
-        task_batch: false,
-        unreachable: false,
-        at,
-        findings: Vec::new(),
-        owner: None,
-        x: 0.0,
-        y: 0.0,
-        width: 0.0,
-        height: 0.0,
+    let mut drawn = Drawn {
+        nodes: Vec::new(),
+        index: HashMap::default(),
+        stops: HashMap::default(),
     };
     for agent in &bundle.agents {
-        nodes.push(node(
-            &agent.name.text,
+        drawn.node(
             NodeKind::Agent,
+            &agent.name.text,
             location(bundle, agent.name.file, agent.name.range.start),
-        ));
+        );
     }
-    let find = |nodes: &[ViewNode], label: &str, kind: NodeKind| {
-        nodes
-            .iter()
-            .position(|n| n.kind == kind && n.label == label)
-    };
-    let named = |nodes: &mut Vec<ViewNode>, text: &str| -> usize {
-        if text.eq_ignore_ascii_case("user") {
-            if let Some(i) = find(nodes, "user", NodeKind::User) {
-                return i;
-            }
-            nodes.push(node("user", NodeKind::User, None));
-            return nodes.len() - 1;
-        }
-        if let Some(i) = find(nodes, text, NodeKind::Agent) {
-            return i;
-        }
-        if let Some(i) = find(nodes, text, NodeKind::Unknown) {
-            return i;
-        }
-        nodes.push(node(text, NodeKind::Unknown, None));
-        nodes.len() - 1
-    };
-    let entry = bundle
+    if let Some(initial) = bundle
         .orchestrator
         .as_ref()
         .and_then(|o| o.initial_agent.as_ref())
-        .map(|initial| named(&mut nodes, &initial.text));
-    if let Some(entry) = entry {
-        nodes[entry].entry = true;
+    {
+        let entry = drawn.named(&initial.text);
+        drawn.nodes[entry].entry = true;
     }
-    let dead: Vec<usize> = bundle
+    let dead: HashSet<usize> = bundle
         .shadowed_rules()
         .iter()
         .map(|&(dead, _)| dead)
         .collect();
     let mut edges: Vec<ViewEdge> = Vec::new();
     for (i, rule) in bundle.rules.iter().enumerate() {
-        let from = named(&mut nodes, &rule.source.text);
+        let from = drawn.named(&rule.source.text);
         let target = rule.target.text.as_str();
         let to = if target.eq_ignore_ascii_case("terminate") {
             let failed = rule
                 .termination_reason
                 .as_ref()
                 .is_some_and(|r| r.text == "workflow_failed");
-            let (label, kind) = if failed {
-                ("✗ failed", NodeKind::Failed)
+            if failed {
+                drawn.node(NodeKind::Failed, "✗ failed", None)
             } else {
-                ("✓ complete", NodeKind::Complete)
-            };
-            match find(&nodes, label, kind) {
-                Some(i) => i,
-                None => {
-                    nodes.push(node(label, kind, None));
-                    nodes.len() - 1
-                }
+                drawn.node(NodeKind::Complete, "✓ complete", None)
             }
-        } else if target.eq_ignore_ascii_case("user") && nodes[from].kind != NodeKind::User {
-            match nodes
-                .iter()
-                .position(|n| n.kind == NodeKind::AskUser && n.owner == Some(from))
-            {
-                Some(i) => i,
-                None => {
-                    let mut stop = node("↩ user", NodeKind::AskUser, None);
-                    stop.owner = Some(from);
-                    nodes.push(stop);
-                    nodes.len() - 1
-                }
-            }
+        } else if target.eq_ignore_ascii_case("user") && drawn.nodes[from].kind != NodeKind::User {
+            drawn.stop(from)
         } else {
-            named(&mut nodes, target)
+            drawn.named(target)
         };
         edges.push(ViewEdge {
             rule_index: Some(rule.index),
@@ -282,37 +299,31 @@ pub fn graph_view_without_layout(analysis: &Analysis, name: &str) -> GraphView {
         });
     }
     // The conveyor fan-out: no rule, but the trigger's turn runs them.
-    for batch in &bundle.task_batches {
-        let Some(trigger) = batch
-            .trigger_agent
-            .as_ref()
-            .and_then(|t| find(&nodes, &t.text, NodeKind::Agent))
-        else {
-            continue;
-        };
-        for worker in &batch.allowed_execution_agents {
-            let Some(to) = find(&nodes, &worker.text, NodeKind::Agent) else {
-                continue;
-            };
-            edges.push(ViewEdge {
-                batch: Some(batch.id.text.clone()),
-                ..ViewEdge::new(
-                    trigger,
-                    to,
-                    format!("batch {}", batch.id.text),
-                    location(bundle, batch.id.file, batch.id.range.start),
-                )
-            });
-        }
-    }
     // Execution agents run outside the graph (their trigger runs in it).
     for batch in &bundle.task_batches {
-        for agent in &batch.allowed_execution_agents {
-            if let Some(i) = find(&nodes, &agent.text, NodeKind::Agent) {
-                nodes[i].task_batch = true;
+        let trigger = batch
+            .trigger_agent
+            .as_ref()
+            .and_then(|t| drawn.find(NodeKind::Agent, &t.text));
+        for worker in &batch.allowed_execution_agents {
+            let Some(to) = drawn.find(NodeKind::Agent, &worker.text) else {
+                continue;
+            };
+            drawn.nodes[to].task_batch = true;
+            if let Some(trigger) = trigger {
+                edges.push(ViewEdge {
+                    batch: Some(batch.id.text.clone()),
+                    ..ViewEdge::new(
+                        trigger,
+                        to,
+                        format!("batch {}", batch.id.text),
+                        location(bundle, batch.id.file, batch.id.range.start),
+                    )
+                });
             }
         }
     }
+    let mut nodes = drawn.nodes;
     let (errors, warnings) = attach_findings(analysis, &mut nodes, &mut edges);
     GraphView {
         name: name.to_string(),
