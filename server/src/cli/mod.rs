@@ -6,6 +6,7 @@ mod fix;
 mod graph;
 mod markdown;
 mod out;
+mod paint;
 mod report;
 pub mod run;
 pub mod schema;

@@ -18,6 +18,7 @@ use mzk_runtime::scenario::{self, Scenario};
 use mzk_runtime::{Engine, Error, Event, RunOptions};
 
 use crate::cli::out::{out, outln};
+use crate::cli::paint::Paint;
 use mzk_runtime::RunStatus;
 
 #[derive(clap::Args, Debug)]
@@ -180,8 +181,10 @@ fn refused_start_hint(error: &str, bundle: &Path) -> Option<String> {
     })
 }
 
-/// Prints an event as it comes: its JSON line, or its human line.
+/// Prints an event as it comes: its JSON line, or its human line (on a
+/// terminal, turn headers bold and the closing status by what it means).
 fn print_event(json: bool, missing: MissingModules) -> impl FnMut(&Event) + Send {
+    let paint = Paint::for_stdout();
     move |event| {
         if let Event::ToolResult {
             error: Some(error), ..
@@ -195,6 +198,11 @@ fn print_event(json: bool, missing: MissingModules) -> impl FnMut(&Event) + Send
             let line = serde_json::to_string(event).unwrap_or_default();
             crate::cli::out::write_now(format_args!("{line}\n"));
         } else if let Some(line) = event.human() {
+            let line = match event {
+                Event::TurnStarted { .. } => paint.strong(&line),
+                Event::RunFinished { .. } => paint.outcome(&line),
+                _ => line,
+            };
             crate::cli::out::write_now(format_args!("{line}\n"));
         }
     }

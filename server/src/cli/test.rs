@@ -17,6 +17,7 @@ use mzk_runtime::RunOptions;
 use serde_json::{json, Value};
 
 use crate::cli::out::{out, outln};
+use crate::cli::paint::Paint;
 
 #[derive(clap::Args, Debug)]
 pub struct TestArgs {
@@ -108,6 +109,11 @@ pub fn run(args: TestArgs) -> ExitCode {
     };
     // With a machine-readable coverage on stdout, the report goes to stderr.
     let to_stdout = args.coverage_format == CoverageFormat::Text;
+    let paint = if to_stdout {
+        Paint::for_stdout()
+    } else {
+        Paint::for_stderr()
+    };
     let say = |line: String| {
         if to_stdout {
             outln!("{line}");
@@ -171,12 +177,15 @@ pub fn run(args: TestArgs) -> ExitCode {
             match outcome {
                 Err(e) => {
                     failed += 1;
-                    say(format!("  FAIL {name}: {e} {took}"));
+                    say(format!("  {} {name}: {e} {took}", paint.bad("FAIL")));
                     failures.push(format!("{}: {e}", display(&file)));
                 }
                 Ok(runs) if runs.expected_nothing() && runs.differences.is_none() => {
                     skipped += 1;
-                    say(format!("  skip {name}: states no expected outcome"));
+                    say(format!(
+                        "  {} {name}: states no expected outcome",
+                        paint.warn("skip")
+                    ));
                 }
                 Ok(runs) => {
                     scenarios += 1;
@@ -187,11 +196,11 @@ pub fn run(args: TestArgs) -> ExitCode {
                     match runs.verdict() {
                         None => {
                             passed += 1;
-                            say(format!("  ok   {name} {took}"));
+                            say(format!("  {}   {name} {took}", paint.good("ok")));
                         }
                         Some(d) => {
                             failed += 1;
-                            say(format!("  FAIL {name}: {d} {took}"));
+                            say(format!("  {} {name}: {d} {took}", paint.bad("FAIL")));
                             for line in runs.difference_lines() {
                                 say(format!("         {line}"));
                             }
@@ -244,13 +253,24 @@ pub fn run(args: TestArgs) -> ExitCode {
         }
     }
     if !failures.is_empty() {
-        say("failures:".to_string());
+        say(paint.bad("failures:"));
         for f in &failures {
             say(format!("  {f}"));
         }
     }
+    let (passed_text, failed_text) = (format!("{passed} passed"), format!("{failed} failed"));
     say(format!(
-        "{passed} passed, {failed} failed, {skipped} skipped in {:.2} s",
+        "{}, {}, {skipped} skipped in {:.2} s",
+        if passed > 0 && failed == 0 {
+            paint.good(&passed_text)
+        } else {
+            passed_text
+        },
+        if failed > 0 {
+            paint.bad(&failed_text)
+        } else {
+            failed_text
+        },
         started.elapsed().as_secs_f64()
     ));
     match args.coverage_format {
