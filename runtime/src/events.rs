@@ -173,12 +173,37 @@ pub enum Event {
         error: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         failure_message: Option<String>,
+        /// mozaiks' count, which `max_turns` limits: the opening message,
+        /// each agent turn and each user reply.
         turns: u32,
+        /// The agent turns, as the `turn N` headers number them (absent in
+        /// histories written before it was recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_turns: Option<u32>,
         /// Model replies the synthetic stand-in produced in this run (agent
         /// turns and batch tasks); absent when none.
         #[serde(default, skip_serializing_if = "is_zero")]
         synthetic_replies: u32,
     },
+}
+
+/// How a run's length is said, one count everywhere: the agent turns the
+/// `turn N` headers number, and the user replies between them (mozaiks'
+/// own count, which `max_turns` limits, adds the opening message). A run
+/// recorded without its agent turns is said in mozaiks' count.
+pub fn turns_phrase(agent_turns: Option<u32>, turns: u32) -> String {
+    let Some(agents) = agent_turns else {
+        return format!("{turns} turn{}", if turns == 1 { "" } else { "s" });
+    };
+    let replies = turns.saturating_sub(1 + agents);
+    let mut phrase = format!("{agents} agent turn{}", if agents == 1 { "" } else { "s" });
+    if replies > 0 {
+        phrase.push_str(&format!(
+            " and {replies} user repl{}",
+            if replies == 1 { "y" } else { "ies" }
+        ));
+    }
+    phrase
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -347,18 +372,21 @@ impl Event {
                 reason,
                 error,
                 turns,
+                agent_turns,
                 synthetic_replies,
                 ..
             } => {
                 let synthetic = match synthetic_replies {
                     0 => String::new(),
+                    1 => " (1 synthetic model reply)".to_string(),
                     n => format!(" ({n} synthetic model replies)"),
                 };
+                let length = turns_phrase(*agent_turns, *turns);
                 match error {
                     Some(e) if e != reason => {
-                        format!("{status} ({reason}) after {turns} turns{synthetic}: {e}")
+                        format!("{status} ({reason}) after {length}{synthetic}: {e}")
                     }
-                    _ => format!("{status} ({reason}) after {turns} turns{synthetic}"),
+                    _ => format!("{status} ({reason}) after {length}{synthetic}"),
                 }
             }
         })

@@ -390,6 +390,7 @@ impl History {
                     error: Some("the process running it ended before the run finished".into()),
                     failure_message: None,
                     turns,
+                    agent_turns: None,
                     synthetic_replies: 0,
                 },
             )?;

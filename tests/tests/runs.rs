@@ -511,10 +511,18 @@ fn the_synthetic_model_runs_every_example_offline() {
         assert_eq!(last["reason"], "workflow_complete", "{name}: {last}");
         let human = mzk(&["run", name], &root);
         let text = String::from_utf8_lossy(&human.stdout);
-        assert!(
-            text.contains(&format!("({replies} synthetic model replies)")),
-            "{text}"
-        );
+        let said = match replies {
+            1 => "(1 synthetic model reply)".to_string(),
+            n => format!("({n} synthetic model replies)"),
+        };
+        assert!(text.contains(&said), "{text}");
+        // One count: the closing line counts the agent turns the headers number.
+        let headers = text.lines().filter(|l| l.starts_with("turn ")).count();
+        let agent_turns = match headers {
+            1 => "after 1 agent turn".to_string(),
+            n => format!("after {n} agent turns"),
+        };
+        assert!(text.contains(&agent_turns), "{text}");
         // Every hop names what its rule tested, as the YAML spells it.
         let hops: Vec<&str> = text.lines().filter(|l| l.contains("(rule ")).collect();
         assert!(!hops.is_empty(), "{text}");

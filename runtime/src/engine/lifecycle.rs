@@ -365,6 +365,7 @@ impl<'a> Engine<'a> {
             error: self.state.error.clone(),
             failure_message: self.state.failure_message.clone(),
             turns: self.state.turn_count,
+            agent_turns: Some(self.state.agents.len() as u32),
             synthetic_replies: self.state.synthetic_replies,
         });
         self.checkpoint();

@@ -303,6 +303,7 @@ impl<'a> MozaiksEngine<'a> {
                 failure_message,
                 turns,
                 synthetic_replies,
+                ..
             } => {
                 self.state.status = *status;
                 self.state.reason = reason.clone();
@@ -360,6 +361,7 @@ impl<'a> MozaiksEngine<'a> {
             error,
             failure_message: None,
             turns: self.state.turn_count,
+            agent_turns: Some(self.state.agents.len() as u32),
             synthetic_replies: self.state.synthetic_replies,
         });
         self.sink.checkpoint(&self.state);

@@ -14,6 +14,7 @@ use mzk_analyzer::base::Severity;
 use mzk_analyzer::Analysis;
 use mzk_runtime::backend::{BackendKind, ModelBackend};
 use mzk_runtime::choice::{ChoiceError, ModelChoice};
+use mzk_runtime::events::turns_phrase;
 use mzk_runtime::history::{self, History, RecordingSink};
 use mzk_runtime::python::Worker;
 use mzk_runtime::scenario::{self, Scenario};
@@ -399,8 +400,11 @@ impl Runs {
             _ => MessageType::ERROR,
         };
         let mut summary = format!(
-            "mzk: run {run_id} of {}: {} ({}) after {} turns",
-            state.workflow, state.status, state.reason, state.turn_count
+            "mzk: run {run_id} of {}: {} ({}) after {}",
+            state.workflow,
+            state.status,
+            state.reason,
+            turns_phrase(Some(state.agents.len() as u32), state.turn_count)
         );
         if let Some(e) = state.error.as_ref().filter(|e| **e != state.reason) {
             summary.push_str(&format!(": {e}"));

@@ -119,7 +119,7 @@ async fn runs_from_the_editor_stream_events_ask_the_user_and_can_be_cancelled() 
         .to_string();
     assert_eq!(
         summary,
-        format!("mzk: run {run_id} of PauseResume: completed (workflow_complete) after 3 turns")
+        format!("mzk: run {run_id} of PauseResume: completed (workflow_complete) after 1 agent turn and 1 user reply")
     );
 
     // 2. No answer: the server says how to reply, and mzk.reply continues the run.
