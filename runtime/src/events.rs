@@ -180,6 +180,9 @@ pub enum Event {
         /// histories written before it was recorded).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent_turns: Option<u32>,
+        /// The user's replies (absent likewise).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user_replies: Option<u32>,
         /// Model replies the synthetic stand-in produced in this run (agent
         /// turns and batch tasks); absent when none.
         #[serde(default, skip_serializing_if = "is_zero")]
@@ -189,13 +192,13 @@ pub enum Event {
 
 /// How a run's length is said, one count everywhere: the agent turns the
 /// `turn N` headers number, and the user replies between them (mozaiks'
-/// own count, which `max_turns` limits, adds the opening message). A run
-/// recorded without its agent turns is said in mozaiks' count.
-pub fn turns_phrase(agent_turns: Option<u32>, turns: u32) -> String {
-    let Some(agents) = agent_turns else {
+/// own count, which `max_turns` limits, adds the opening message; a turn
+/// that failed is a header but not in that count). A run recorded without
+/// these counts is said in mozaiks' count.
+pub fn turns_phrase(agent_turns: Option<u32>, user_replies: Option<u32>, turns: u32) -> String {
+    let (Some(agents), Some(replies)) = (agent_turns, user_replies) else {
         return format!("{turns} turn{}", if turns == 1 { "" } else { "s" });
     };
-    let replies = turns.saturating_sub(1 + agents);
     let mut phrase = format!("{agents} agent turn{}", if agents == 1 { "" } else { "s" });
     if replies > 0 {
         phrase.push_str(&format!(
@@ -373,6 +376,7 @@ impl Event {
                 error,
                 turns,
                 agent_turns,
+                user_replies,
                 synthetic_replies,
                 ..
             } => {
@@ -381,7 +385,7 @@ impl Event {
                     1 => " (1 synthetic model reply)".to_string(),
                     n => format!(" ({n} synthetic model replies)"),
                 };
-                let length = turns_phrase(*agent_turns, *turns);
+                let length = turns_phrase(*agent_turns, *user_replies, *turns);
                 match error {
                     Some(e) if e != reason => {
                         format!("{status} ({reason}) after {length}{synthetic}: {e}")

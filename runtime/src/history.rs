@@ -391,6 +391,7 @@ impl History {
                     failure_message: None,
                     turns,
                     agent_turns: None,
+                    user_replies: None,
                     synthetic_replies: 0,
                 },
             )?;

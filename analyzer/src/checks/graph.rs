@@ -4,7 +4,7 @@
 
 use petgraph::graph::NodeIndex;
 
-use crate::diagnostics::{did_you_mean, Diagnostic, Fix};
+use crate::diagnostics::{Diagnostic, Fix};
 use crate::graph::{Node, TransitionGraph};
 use crate::model::domains::BATCH_STATUSES;
 use crate::model::{Bundle, ConditionType, TransitionRule, TransitionType};
@@ -310,21 +310,17 @@ fn uncovered(bundle: &Bundle, source: &str, rules: &[&TransitionRule]) -> Option
         return None;
     }
     let values = domain(bundle, &key.text)?;
-    // A misspelt value (`redy`) is reported at the value with the one it
-    // meant (MZ123, MZ309); counted as that value, so the typo is one
-    // finding, not also an uncovered `ready` here.
-    let texts: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+    // An outcome owner's misspelt value (`redy`) is reported at the value
+    // with the outcome it meant (MZ123), and counted here as that outcome,
+    // so the typo is one finding; any other value counts as written.
     let covered: Vec<String> = rules
         .iter()
-        .filter_map(|r| r.condition_value.as_ref())
-        .filter_map(|v| v.as_scalar())
-        .map(|s| match s.value.as_str() {
-            Some(text) if !texts.contains(&text) => did_you_mean(text, texts.iter().copied())
-                .map_or_else(
-                    || s.value.hash_key(),
-                    |meant| Value::Str(meant.into()).hash_key(),
-                ),
-            _ => s.value.hash_key(),
+        .filter_map(|r| {
+            let written = r.condition_value.as_ref()?.as_scalar()?;
+            Some(match super::outcome_contract::meant_outcome(bundle, r) {
+                Some(meant) => Value::Str(meant.into()).hash_key(),
+                None => written.value.hash_key(),
+            })
         })
         .collect();
     let missing: Vec<String> = values

@@ -6,6 +6,87 @@ use crate::model::{Bundle, ConditionType, Name, TransitionRule, TransitionType};
 use crate::rules::Rule;
 use crate::syntax::{NodeKind, Value};
 
+/// The owner of an outcome tool, when the tool names exactly one agent.
+fn owner_of(tool: &crate::model::Tool) -> Option<&Name> {
+    tool.agents
+        .first()
+        .filter(|_| !tool.agent_is_list && tool.agents.len() == 1)
+}
+
+/// Whether `rule` is one of `owner`'s: its source is the owner, or a near
+/// miss of it (reported by MZ201) — one misspelt name, one finding.
+fn from_owner(bundle: &Bundle, owner: &Name, rule: &TransitionRule) -> bool {
+    rule.source.text == owner.text || bundle.meant_agent(&rule.source.text) == Some(&owner.text)
+}
+
+/// The string value of a rule's `context_equals` on `key`, if it is one.
+fn equals_on<'r>(rule: &'r TransitionRule, key: &str) -> Option<&'r str> {
+    let on_key = rule.condition_type == Some(ConditionType::ContextEquals)
+        && rule.condition_key.as_ref().map(|k| k.text.as_str()) == Some(key);
+    match rule.condition_value.as_ref().map(|n| &n.kind) {
+        Some(NodeKind::Scalar(s)) if on_key => s.value.as_str(),
+        _ => None,
+    }
+}
+
+/// The owner's rules that test its outcome key with a value that is no
+/// outcome, each with the outcome it almost certainly meant: a near miss
+/// of an outcome no rule of the owner routes, and not meant by an earlier
+/// typo. One decision for MZ123 (which reports the typo and offers the
+/// value as its fix) and MZ302 (which counts the rule as routing it).
+fn outcome_typos<'b>(
+    bundle: &'b Bundle,
+    owner: &Name,
+    outcome: &'b crate::model::Outcome,
+) -> Vec<(usize, Option<&'b str>)> {
+    let Some(key) = &outcome.context_key else {
+        return Vec::new();
+    };
+    let values: Vec<&str> = outcome.values.iter().map(|v| v.text.as_str()).collect();
+    let rules: Vec<&TransitionRule> = bundle
+        .rules
+        .iter()
+        .filter(|r| from_owner(bundle, owner, r))
+        .collect();
+    let mut taken: Vec<&str> = rules
+        .iter()
+        .filter_map(|r| equals_on(r, &key.text))
+        .filter(|v| values.contains(v))
+        .collect();
+    let mut typos = Vec::new();
+    for rule in rules {
+        let Some(written) = equals_on(rule, &key.text).filter(|v| !values.contains(v)) else {
+            continue;
+        };
+        let open: Vec<&str> = values
+            .iter()
+            .copied()
+            .filter(|v| !taken.contains(v))
+            .collect();
+        let meant = did_you_mean(written, open.iter().copied());
+        taken.extend(meant);
+        typos.push((rule.index, meant));
+    }
+    typos
+}
+
+/// The outcome a misspelt `condition_value` of an outcome owner's rule
+/// almost certainly meant (see [`outcome_typos`]); `None` for any other
+/// rule, a correct value, or no single unrouted outcome close to it.
+pub(crate) fn meant_outcome<'b>(bundle: &'b Bundle, rule: &TransitionRule) -> Option<&'b str> {
+    bundle.tools.iter().find_map(|tool| {
+        let outcome = tool.outcome.as_ref()?;
+        let owner = owner_of(tool)?;
+        if !from_owner(bundle, owner, rule) {
+            return None;
+        }
+        outcome_typos(bundle, owner, outcome)
+            .into_iter()
+            .find(|(index, _)| *index == rule.index)
+            .and_then(|(_, meant)| meant)
+    })
+}
+
 pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
     let task_agents = task_batch_agents(bundle);
     let mut owned_keys: Vec<&str> = Vec::new();
@@ -13,11 +94,7 @@ pub fn check(bundle: &Bundle, out: &mut Vec<Diagnostic>) {
         let Some(outcome) = &tool.outcome else {
             continue;
         };
-        let Some(owner) = tool
-            .agents
-            .first()
-            .filter(|_| !tool.agent_is_list && tool.agents.len() == 1)
-        else {
+        let Some(owner) = owner_of(tool) else {
             continue; // reported by the per-file outcome rule
         };
         let report = |out: &mut Vec<Diagnostic>, at: &Name, message: String| {
@@ -181,9 +258,17 @@ fn routes(
     let values: Vec<&str> = outcome.values.iter().map(|v| v.text.as_str()).collect();
     let error_value = outcome.error_value.as_ref().map(|e| e.text.as_str());
     let mut seen: Vec<&str> = Vec::new();
-    // Outcomes a misspelt condition_value almost certainly meant: the typo
-    // is the one root cause, so "no rule routes" is not said again.
-    let mut meant: Vec<&str> = Vec::new();
+    // Misspelt values and the outcomes they meant: the typo is the one root
+    // cause, so "no rule routes" is not said again for what it meant.
+    let typos = outcome_typos(bundle, owner, outcome);
+    let meant: Vec<&str> = typos.iter().filter_map(|(_, m)| *m).collect();
+    let all_routed = values.iter().all(|v| {
+        bundle
+            .rules
+            .iter()
+            .filter(|r| from_owner(bundle, owner, r))
+            .any(|r| equals_on(r, &context_key.text) == Some(v))
+    });
     let mut fallbacks = 0;
     let rule_at = |rule: &TransitionRule, message: String| {
         Diagnostic::new(
@@ -194,12 +279,7 @@ fn routes(
         )
         .with_related(owner.file, owner.range, "outcome tool owner")
     };
-    // A rule whose source is a near miss of the owner (reported by MZ201)
-    // is counted as the owner's: one misspelt name, one finding.
-    let from_owner = |r: &&TransitionRule| {
-        r.source.text == owner.text || bundle.meant_agent(&r.source.text) == Some(&owner.text)
-    };
-    for rule in bundle.rules.iter().filter(from_owner) {
+    for rule in bundle.rules.iter().filter(|r| from_owner(bundle, owner, r)) {
         if rule.transition_type == TransitionType::AfterTurn {
             fallbacks += 1;
             if !is_failure_destination(rule) {
@@ -220,36 +300,38 @@ fn routes(
         let on_context_key = rule.condition_type == Some(ConditionType::ContextEquals)
             && rule.condition_key.as_ref().map(|k| k.text.as_str())
                 == Some(context_key.text.as_str());
-        if let (true, Some(written), Some(node)) =
-            (on_context_key, value, rule.condition_value.as_ref())
-        {
-            if !values.contains(&written) {
-                let best =
-                    did_you_mean(written, values.iter().copied()).filter(|b| !meant.contains(b));
-                meant.extend(best);
-                let consequence = match best {
-                    Some(best) => format!(
-                        "so this rule never fires and outcome `{best}` is never routed (did you mean `{best}`?)"
+        if let (Some(&(_, best)), Some(written), Some(node)) = (
+            typos.iter().find(|(index, _)| *index == rule.index),
+            value,
+            rule.condition_value.as_ref(),
+        ) {
+            let consequence = match best {
+                Some(best) => format!(
+                    "so this rule never fires and outcome `{best}` is never routed (did you mean `{best}`?)"
+                ),
+                // Each outcome has its rule already: this one only adds a
+                // duplicate route once "corrected".
+                None if all_routed => {
+                    "so this rule never fires; every outcome already has its rule, so remove this one".to_string()
+                }
+                None => "so this rule never fires; use one of them".to_string(),
+            };
+            out.push(
+                Diagnostic::new(
+                    Rule::OutcomeContract,
+                    rule.file,
+                    node.range,
+                    format!(
+                        "`{written}` is not an outcome of `{}`: `{}` only ever holds {}, {consequence}",
+                        owner.text,
+                        context_key.text,
+                        one_of(&values)
                     ),
-                    None => "so this rule never fires; use one of them".to_string(),
-                };
-                out.push(
-                    Diagnostic::new(
-                        Rule::OutcomeContract,
-                        rule.file,
-                        node.range,
-                        format!(
-                            "`{written}` is not an outcome of `{}`: `{}` only ever holds {}, {consequence}",
-                            owner.text,
-                            context_key.text,
-                            one_of(&values)
-                        ),
-                    )
-                    .with_related(owner.file, owner.range, "outcome tool owner")
-                    .with_replacement(written, best),
-                );
-                continue;
-            }
+                )
+                .with_related(owner.file, owner.range, "outcome tool owner")
+                .with_replacement(written, best),
+            );
+            continue;
         }
         let valid = on_context_key && value.is_some_and(|v| values.contains(&v));
         let Some(value) = value.filter(|_| valid) else {

@@ -280,9 +280,11 @@ async function showGraph(bundle: string): Promise<void> {
       if (!target) return;
       const document = await vscode.workspace.openTextDocument(target.file);
       const at = new vscode.Position(target.line, target.column);
+      // The page keeps the focus (its keys, its focus list); the editor shows the place.
       await vscode.window.showTextDocument(document, {
         viewColumn: vscode.ViewColumn.One,
         selection: new vscode.Range(at, at),
+        preserveFocus: true,
       });
     });
     graphPanels.set(bundle, created);

@@ -366,6 +366,7 @@ impl<'a> Engine<'a> {
             failure_message: self.state.failure_message.clone(),
             turns: self.state.turn_count,
             agent_turns: Some(self.state.agents.len() as u32),
+            user_replies: Some(self.state.user_replies),
             synthetic_replies: self.state.synthetic_replies,
         });
         self.checkpoint();

@@ -129,6 +129,9 @@ pub struct RunState {
     /// Replies of the synthetic stand-in model so far.
     #[serde(default)]
     pub synthetic_replies: u32,
+    /// The user's replies so far (each counts in `turn_count` too).
+    #[serde(default)]
+    pub user_replies: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

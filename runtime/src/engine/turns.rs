@@ -238,6 +238,7 @@ impl<'a> Engine<'a> {
         }
         self.commit(updates);
         self.state.turn_count += 1;
+        self.state.user_replies += 1;
         self.state.last_message = reply.clone();
         let step = self.select("user", None, false);
         if let Some(next) = self.settle("user", step).await {

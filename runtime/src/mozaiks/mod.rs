@@ -295,6 +295,7 @@ impl<'a> MozaiksEngine<'a> {
             Event::UserMessage { .. } => {
                 self.state.status = RunStatus::Running;
                 self.state.paused_after = None;
+                self.state.user_replies += 1;
             }
             Event::RunFinished {
                 status,
@@ -362,6 +363,7 @@ impl<'a> MozaiksEngine<'a> {
             failure_message: None,
             turns: self.state.turn_count,
             agent_turns: Some(self.state.agents.len() as u32),
+            user_replies: Some(self.state.user_replies),
             synthetic_replies: self.state.synthetic_replies,
         });
         self.sink.checkpoint(&self.state);

@@ -328,9 +328,10 @@ fn report_of(args: &CheckArgs, analyses: &[Analysis]) -> (String, usize) {
         fixable,
         unsafe_fixable,
     };
-    let color = !args.no_color
-        && std::env::var_os("NO_COLOR").is_none()
-        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let color = crate::cli::paint::colour_wanted(
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        args.no_color,
+    );
     let text = match args.output_format {
         _ if args.statistics => {
             report::statistics(&located, &summary, args.output_format == OutputFormat::Json)

@@ -129,7 +129,7 @@ pub fn main() -> ExitCode {
                 }) {
                     RulesFormat::Markdown => out!("{page}"),
                     RulesFormat::Text => {
-                        let color = terminal && !no_color && std::env::var_os("NO_COLOR").is_none();
+                        let color = paint::colour_wanted(terminal, no_color);
                         out!("{}", markdown::render(&page, color))
                     }
                 }

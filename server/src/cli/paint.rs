@@ -6,6 +6,13 @@ use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Style};
 
+/// The one decision on colour for every command: a terminal, no
+/// `--no-color`, and NO_COLOR unset or empty (no-color.org: only a
+/// non-empty value turns colour off).
+pub fn colour_wanted(terminal: bool, no_color_flag: bool) -> bool {
+    terminal && !no_color_flag && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Paint {
     on: bool,
@@ -17,7 +24,7 @@ impl Paint {
     }
 
     fn wanted(terminal: bool) -> Paint {
-        Paint::new(terminal && std::env::var_os("NO_COLOR").is_none())
+        Paint::new(colour_wanted(terminal, false))
     }
 
     pub fn for_stdout() -> Paint {

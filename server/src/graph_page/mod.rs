@@ -200,6 +200,8 @@ fn node_svg(out: &mut String, id: usize, view: &GraphView) {
             y + 2.0
         );
     }
+    out.push_str("</g>");
+    // Beside the node, on the page: outside its group.
     if n.entry {
         let _ = write!(
             out,
@@ -208,7 +210,6 @@ fn node_svg(out: &mut String, id: usize, view: &GraphView) {
             n.y
         );
     }
-    out.push_str("</g>");
 }
 
 /// SVG path data for curves drawn one after the other.
@@ -295,8 +296,14 @@ pub fn page_html(view: &GraphView, options: &PageOptions) -> String {
         node_svg(&mut svg, i, view);
     }
     svg.push_str("</g></svg>");
-    // `</` would end the script element early.
-    let data = data(view, options).to_string().replace("</", "<\\/");
+    // Inside a script element `</script` ends it and `<!--` changes how the
+    // rest is read: `<`, `>` and `&` go as JSON escapes (they occur only in
+    // strings), so no user text can end or bend the element.
+    let data = data(view, options)
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
     let (csp, nonce) = match &options.nonce {
         Some(nonce) => (
             format!("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'nonce-{nonce}';\">\n"),
@@ -389,4 +396,46 @@ pub fn page_html(view: &GraphView, options: &PageOptions) -> String {
             ""
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use mzk_analyzer::ide::graph_view::{GraphView, NodeKind, ViewNode};
+
+    use super::{page_html, PageOptions};
+
+    #[test]
+    fn user_text_cannot_end_or_bend_the_script_elements() {
+        let label = "</script><!--<script>alert(1)</script>&amp;";
+        let view = GraphView {
+            name: "<b>Bundle</b>".into(),
+            nodes: vec![ViewNode {
+                label: label.into(),
+                kind: NodeKind::Unknown,
+                entry: true,
+                task_batch: false,
+                unreachable: false,
+                at: None,
+                findings: Vec::new(),
+                owner: None,
+                x: 100.0,
+                y: 60.0,
+                width: 200.0,
+                height: 38.0,
+            }],
+            edges: Vec::new(),
+            errors: 1,
+            warnings: 0,
+            width: 300.0,
+            height: 120.0,
+        };
+        let page = page_html(&view, &PageOptions::default());
+        // The two script elements the page writes, and no other.
+        assert_eq!(page.matches("<script").count(), 2, "{page}");
+        assert_eq!(page.matches("</script>").count(), 2, "{page}");
+        assert!(!page.contains("<!--"), "{page}");
+        assert!(!page.contains("<b>"), "{page}");
+        // The data still carries the label, as JSON escapes.
+        assert!(page.contains("\\u003c/script\\u003e\\u003c!--"), "{page}");
+    }
 }

@@ -404,7 +404,11 @@ impl Runs {
             state.workflow,
             state.status,
             state.reason,
-            turns_phrase(Some(state.agents.len() as u32), state.turn_count)
+            turns_phrase(
+                Some(state.agents.len() as u32),
+                Some(state.user_replies),
+                state.turn_count
+            )
         );
         if let Some(e) = state.error.as_ref().filter(|e| **e != state.reason) {
             summary.push_str(&format!(": {e}"));

@@ -2,8 +2,9 @@
 //! replies lead on) and the entry first, each agent one layer below the
 //! first node that reaches it, the exits last; within a layer, nodes
 //! ordered by the mean position of their neighbours (sweeps down and up),
-//! so edges cross less. Rules across layers go around the nodes between,
-//! rules within a layer arc under it, rules back up run around the right.
+//! so edges cross less. Rules down or back up go direct, or around the
+//! nearer side of the nodes between when the direct curve would cross
+//! one; rules within a layer arc under it.
 //! An "ask the user" stop sits under its agent. Each label sits on its own
 //! edge, at the first point along it where it covers no node and no other
 //! label.

@@ -20,8 +20,13 @@ fn colours(node: &ViewNode) -> (&'static str, &'static str, &'static str) {
     }
 }
 
+/// Text for a Mermaid label: one line (a block-scalar expression spans
+/// several), quotes as entities.
 fn quoted_mermaid(text: &str) -> String {
-    text.replace('"', "#quot;")
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('"', "#quot;")
 }
 
 /// A Mermaid flowchart.
@@ -68,7 +73,8 @@ pub fn mermaid(view: &GraphView) -> String {
 }
 
 fn quoted_dot(text: &str) -> String {
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("\"{}\"", line.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// A Graphviz digraph (`dot -Tsvg`).

@@ -70,18 +70,29 @@ pub(crate) async fn execute_command(
             // `[dir]`: Mermaid text, for any client; `[dir, {"format":
             // "html", "nonce": N}]`: the graph page, for a webview whose
             // content security policy allows scripts with nonce N.
-            let page = params
+            let page = match params
                 .arguments
                 .get(1)
                 .filter(|o| o.get("format").and_then(|f| f.as_str()) == Some("html"))
-                .map(|o| PageOptions {
-                    nonce: o
-                        .get("nonce")
-                        .and_then(|n| n.as_str())
-                        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric()))
-                        .map(str::to_string),
-                    ..PageOptions::default()
-                });
+            {
+                None => None,
+                Some(o) => match o.get("nonce").and_then(|n| n.as_str()) {
+                    // A page without the policy, or with one that blocks its
+                    // own script, is refused rather than sent.
+                    Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric()) => {
+                        Some(PageOptions {
+                            nonce: Some(n.to_string()),
+                            ..PageOptions::default()
+                        })
+                    }
+                    Some(_) => {
+                        return Err(invalid_params(
+                            "mzk.showGraph: the nonce must be letters and digits",
+                        ))
+                    }
+                    None => Some(PageOptions::default()),
+                },
+            };
             let name = dir
                 .as_deref()
                 .and_then(Path::file_name)
